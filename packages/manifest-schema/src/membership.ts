@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { MESH_CAPS } from "./caps.js";
+import { BucketNameSchema, ModuleNameSchema, READ_REFERENCE_PATTERN, NAME_PATTERN } from "./names.js";
+
+/**
+ * What a membership carries for state: the buckets the module may reach, keyed by the name the module
+ * uses in its verbs (a local state name, or `<module>.<name>` for a read). The runtime trusts only this.
+ *
+ * @example
+ * { "module": "operators-agent",
+ *   "buckets": {
+ *     "mcp-servers": { "bucket": "mod_operators-agent_mcp-servers", "access": "write", "maxValueSize": 262144 },
+ *     "licence-manager.bindings": { "bucket": "mod_licence-manager_bindings", "access": "read" } } }
+ */
+
+export const AccessSchema = z.enum(["read", "write"]);
+export type Access = z.infer<typeof AccessSchema>;
+
+export const IssuedBucketSchema = z.strictObject({
+  bucket: BucketNameSchema,
+  access: AccessSchema,
+  /** The bucket's max encoded value size; the mesh cap when absent. */
+  maxValueSize: z.number().int().min(1).max(MESH_CAPS.maxValueSize).optional(),
+});
+export type IssuedBucket = z.infer<typeof IssuedBucketSchema>;
+
+const UseNameSchema = z
+  .string()
+  .refine((name) => NAME_PATTERN.test(name) || READ_REFERENCE_PATTERN.test(name), {
+    message: "a bucket is named as a state name or <module>.<name>",
+  });
+
+export const MembershipSchema = z.looseObject({
+  module: ModuleNameSchema,
+  buckets: z.record(UseNameSchema, IssuedBucketSchema),
+});
+export type Membership = z.infer<typeof MembershipSchema>;

@@ -1,0 +1,60 @@
+export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
+export { encodedValueSize, MAX_VALUE_BYTES } from "./values.js";
+export { fieldNameWords, findSecretField, isCredentialFieldName } from "./secrets.js";
+export {
+  JSON_RPC_ERROR_CODES,
+  STATE_ERROR_CODES,
+  STATE_ERROR_REASONS,
+  StateErrorDataSchema,
+  StateErrorReasonSchema,
+  stateErrorCode,
+  stateErrorReasonOf,
+} from "./errors.js";
+export type { StateErrorData, StateErrorReason } from "./errors.js";
+export {
+  BucketNameSchema,
+  DeleteEventSchema,
+  DeleteParamsSchema,
+  DeleteResultSchema,
+  EntrySchema,
+  GetParamsSchema,
+  GetResultSchema,
+  HistoryEntrySchema,
+  HistoryParamsSchema,
+  HistoryResultSchema,
+  isStateMethod,
+  KeysParamsSchema,
+  KeysResultSchema,
+  PutEventSchema,
+  PutParamsSchema,
+  PutResultSchema,
+  RevisionSchema,
+  STATE_METHODS,
+  STATE_VERBS,
+  UnwatchParamsSchema,
+  UnwatchResultSchema,
+  WatchIdSchema,
+  WatchParamsSchema,
+  WatchResultSchema,
+} from "./verbs.js";
+export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";
+export {
+  CurrentEventSchema,
+  EndedEventSchema,
+  WATCH_END_REASONS,
+  WATCH_EVENTS_METHOD,
+  WatchEndReasonSchema,
+  WatchEventSchema,
+  WatchEventsParamsSchema,
+} from "./events.js";
+export type { CurrentEvent, EndedEvent, WatchEndReason, WatchEvent, WatchEventsParams } from "./events.js";
+export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader } from "./ndjson.js";
+export type { NdjsonLineReaderOptions } from "./ndjson.js";
+export {
+  JsonRpcError,
+  JsonRpcErrorObjectSchema,
+  JsonRpcIdSchema,
+  JsonRpcPeer,
+  JsonRpcPeerError,
+} from "./jsonrpc.js";
+export type { JsonRpcErrorObject, JsonRpcId, JsonRpcPeerOptions, PeerFailureCode } from "./jsonrpc.js";

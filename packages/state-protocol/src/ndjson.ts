@@ -1,0 +1,101 @@
+/**
+ * A strict NDJSON line splitter with a size bound. It never buffers more than `maxLineBytes` of one
+ * line: a longer line is reported once through `onOversize` and skipped up to its newline.
+ * Transport-free: feed it chunks from any stream.
+ *
+ * @example
+ * const reader = new NdjsonLineReader({ maxLineBytes: 1 << 20, onLine: (line) => handle(line), onOversize: () => {} });
+ * stdin.on("data", (chunk) => reader.push(chunk));
+ * stdin.on("end", () => reader.end());
+ */
+
+/** The default bound on one line: the value cap (256 KiB) JSON-escaped at worst, plus the envelope. */
+export const DEFAULT_MAX_LINE_BYTES = 2 * 1024 * 1024;
+
+export interface NdjsonLineReaderOptions {
+  /** The longest line, in bytes, without its newline. */
+  maxLineBytes?: number;
+  /** Called with every complete line that is within the bound (a trailing `\r` is removed; empty lines are skipped). */
+  onLine: (line: string) => void;
+  /** Called once per line over the bound, with how many bytes of it were seen when it was refused. */
+  onOversize: (bytesSeen: number) => void;
+  /** Called by `end()` when the input stopped in the middle of a line (those bytes are dropped). */
+  onTruncated?: (bytesDropped: number) => void;
+}
+
+const NEWLINE = 0x0a;
+
+export class NdjsonLineReader {
+  readonly maxLineBytes: number;
+  private readonly options: NdjsonLineReaderOptions;
+  private readonly decoder = new TextDecoder("utf-8", { fatal: false });
+  private parts: Uint8Array[] = [];
+  private pendingBytes = 0;
+  /** Set while the rest of an oversize line is being skipped. */
+  private skipping = false;
+
+  constructor(options: NdjsonLineReaderOptions) {
+    this.options = options;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  }
+
+  /** Feeds a chunk; complete lines are delivered synchronously, in order. */
+  push(chunk: Uint8Array | string): void {
+    let bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+    while (bytes.length > 0) {
+      const newline = bytes.indexOf(NEWLINE);
+      const piece = newline === -1 ? bytes : bytes.subarray(0, newline);
+      this.take(piece);
+      if (newline === -1) return;
+      this.finishLine();
+      bytes = bytes.subarray(newline + 1);
+    }
+  }
+
+  /** The input ended: a partial last line is dropped and reported, never delivered as a line. */
+  end(): void {
+    if (this.pendingBytes > 0 && !this.skipping) this.options.onTruncated?.(this.pendingBytes);
+    this.reset();
+  }
+
+  private take(piece: Uint8Array): void {
+    if (this.skipping || piece.length === 0) return;
+    if (this.pendingBytes + piece.length > this.maxLineBytes) {
+      this.options.onOversize(this.pendingBytes + piece.length);
+      this.reset();
+      this.skipping = true;
+      return;
+    }
+    // Copy: the caller may reuse its chunk buffer.
+    this.parts.push(piece.slice());
+    this.pendingBytes += piece.length;
+  }
+
+  private finishLine(): void {
+    if (this.skipping) {
+      this.reset();
+      return;
+    }
+    const bytes = this.parts.length === 1 ? this.parts[0]! : concat(this.parts, this.pendingBytes);
+    this.reset();
+    let line = this.decoder.decode(bytes);
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (line.trim().length > 0) this.options.onLine(line);
+  }
+
+  private reset(): void {
+    this.parts = [];
+    this.pendingBytes = 0;
+    this.skipping = false;
+  }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}

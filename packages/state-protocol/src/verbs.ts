@@ -1,0 +1,99 @@
+import { z } from "zod";
+import { MAX_KEY_BYTES } from "./keys.js";
+
+/**
+ * The state verbs a bundle sends its runtime, with their params and results.
+ * Shapes only: the key and filter rules are checked by `checkKey`/`checkFilter`, so a refusal can carry
+ * the `bad-key` reason rather than a generic `bad-request`.
+ */
+
+/** A bucket as the module names it: a local state name (`mcp-servers`) or a read reference (`licence-manager.bindings`). */
+export const BucketNameSchema = z.string().min(1).max(127);
+const KeyShape = z.string().min(1).max(MAX_KEY_BYTES);
+/** A revision is the bucket's stream sequence; 0 in a put means "only if absent". */
+export const RevisionSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+/** An ISO 8601 timestamp of when the server stored the entry. */
+const Timestamp = z.string();
+
+export const EntrySchema = z.object({
+  key: z.string(),
+  value: z.json(),
+  revision: RevisionSchema,
+  updated: Timestamp,
+});
+export type Entry = z.infer<typeof EntrySchema>;
+
+export const PutEventSchema = z.object({ type: z.literal("put"), ...EntrySchema.shape });
+export const DeleteEventSchema = z.object({
+  type: z.literal("delete"),
+  key: z.string(),
+  revision: RevisionSchema,
+  updated: Timestamp,
+});
+export type PutEvent = z.infer<typeof PutEventSchema>;
+export type DeleteEvent = z.infer<typeof DeleteEventSchema>;
+
+/** One entry of a key's history, oldest first: puts and deletes (a purge shows as a delete). */
+export const HistoryEntrySchema = z.discriminatedUnion("type", [PutEventSchema, DeleteEventSchema]);
+export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
+
+export const GetParamsSchema = z.strictObject({ bucket: BucketNameSchema, key: KeyShape });
+export const GetResultSchema = EntrySchema.nullable();
+
+export const PutParamsSchema = z.strictObject({
+  bucket: BucketNameSchema,
+  key: KeyShape,
+  value: z.json(),
+  revision: RevisionSchema.optional(),
+});
+export const PutResultSchema = z.object({ revision: RevisionSchema });
+
+export const DeleteParamsSchema = z.strictObject({
+  bucket: BucketNameSchema,
+  key: KeyShape,
+  revision: RevisionSchema.optional(),
+});
+export const DeleteResultSchema = z.object({});
+
+export const KeysParamsSchema = z.strictObject({ bucket: BucketNameSchema, filter: KeyShape.optional() });
+export const KeysResultSchema = z.object({ keys: z.array(z.string()) });
+
+export const HistoryParamsSchema = z.strictObject({ bucket: BucketNameSchema, key: KeyShape });
+export const HistoryResultSchema = z.object({ entries: z.array(HistoryEntrySchema) });
+
+export const WatchIdSchema = z.string().min(1).max(64);
+export const WatchParamsSchema = z.strictObject({ bucket: BucketNameSchema, filter: KeyShape.optional() });
+export const WatchResultSchema = z.object({ watch: WatchIdSchema });
+
+export const UnwatchParamsSchema = z.strictObject({ watch: WatchIdSchema });
+export const UnwatchResultSchema = z.object({});
+
+/** Method names, bundle to runtime. */
+export const STATE_METHODS = {
+  get: "mesh/state.get",
+  put: "mesh/state.put",
+  delete: "mesh/state.delete",
+  keys: "mesh/state.keys",
+  history: "mesh/state.history",
+  watch: "mesh/state.watch",
+  unwatch: "mesh/state.unwatch",
+} as const;
+
+/** Params and result schema of every bundle-to-runtime verb, keyed by method name. */
+export const STATE_VERBS = {
+  "mesh/state.get": { params: GetParamsSchema, result: GetResultSchema },
+  "mesh/state.put": { params: PutParamsSchema, result: PutResultSchema },
+  "mesh/state.delete": { params: DeleteParamsSchema, result: DeleteResultSchema },
+  "mesh/state.keys": { params: KeysParamsSchema, result: KeysResultSchema },
+  "mesh/state.history": { params: HistoryParamsSchema, result: HistoryResultSchema },
+  "mesh/state.watch": { params: WatchParamsSchema, result: WatchResultSchema },
+  "mesh/state.unwatch": { params: UnwatchParamsSchema, result: UnwatchResultSchema },
+} as const;
+
+export type StateMethod = keyof typeof STATE_VERBS;
+export type StateParams<M extends StateMethod> = z.infer<(typeof STATE_VERBS)[M]["params"]>;
+export type StateResult<M extends StateMethod> = z.infer<(typeof STATE_VERBS)[M]["result"]>;
+
+export function isStateMethod(method: string): method is StateMethod {
+  return Object.hasOwn(STATE_VERBS, method);
+}
