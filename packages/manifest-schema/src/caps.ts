@@ -10,6 +10,12 @@ export const MESH_CAPS = {
   maxBytes: 64 * 1024 * 1024,
   /** Values kept per key. */
   maxHistory: 64,
+  /**
+   * Consumers one bucket's stream may hold (JetStream's `max_consumers`, settable only at creation).
+   * Bounds what a compromised machine can create; leaves room for the watches of every reader, since the
+   * runtime deletes each consumer the moment it is done and a dead runtime's expire after 30 s.
+   */
+  maxConsumersPerBucket: 1024,
 } as const;
 
 /** Defaults of a `state` declaration's options. */

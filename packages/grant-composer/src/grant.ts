@@ -1,0 +1,88 @@
+import { type Catalogue, findModule, MachineNameSchema, parseReadReference, bucketName } from "@mesh/manifest-schema";
+import { GrantError } from "./errors.js";
+import { bucketGrantSubjects, controllerInboxPrefix, machineInboxPrefix, machineUser, type Role } from "./subjects.js";
+
+/** A NATS user's permissions, as composed: allow lists only, sorted, without duplicates. */
+export interface Permissions {
+  publish: { allow: string[] };
+  subscribe: { allow: string[] };
+}
+
+/** A composed grant: which user, the inbox prefix its connection must use, and its permissions. */
+export interface Grant {
+  user: string;
+  inboxPrefix: string;
+  permissions: Permissions;
+}
+
+export interface ComposeMachineGrantInput {
+  machine: string;
+  /** Names of the modules assigned to the machine. */
+  assignments: readonly string[];
+  catalogue: Catalogue;
+}
+
+/**
+ * The state user of one machine: the union, over the modules assigned to it, of the owner subjects of each
+ * bucket the module declares in `state` and the reader subjects of each bucket in `reads`, plus the
+ * machine's own inbox. A bucket both owned and read by modules of the machine gets the owner's subjects.
+ *
+ * @example composeMachineGrant({ machine: "node-1", assignments: ["operators-agent"], catalogue })
+ */
+export function composeMachineGrant(input: ComposeMachineGrantInput): Grant {
+  const machine = MachineNameSchema.safeParse(input.machine);
+  if (!machine.success) {
+    throw new GrantError("bad-machine", `machine name ${JSON.stringify(input.machine)} is not valid: ${machine.error.issues[0]?.message}`);
+  }
+  const roles = new Map<string, Role>();
+  const grantBucket = (bucket: string, role: Role) => {
+    if (roles.get(bucket) !== "owner") roles.set(bucket, role);
+  };
+  for (const module of new Set(input.assignments)) {
+    const manifest = findModule(input.catalogue, module);
+    if (!manifest) {
+      throw new GrantError("unknown-module", `module ${JSON.stringify(module)} is assigned to ${input.machine} but is not in the catalogue: register it first`);
+    }
+    for (const name of Object.keys(manifest.state ?? {})) grantBucket(bucketName(module, name), "owner");
+    for (const reference of manifest.reads ?? []) {
+      const parts = parseReadReference(reference);
+      if (parts) grantBucket(bucketName(parts.module, parts.name), "reader");
+    }
+  }
+  const publish = new Set<string>();
+  for (const [bucket, role] of roles) for (const subject of bucketGrantSubjects(bucket, role)) publish.add(subject);
+  const inboxPrefix = machineInboxPrefix(input.machine);
+  return {
+    user: machineUser(input.machine),
+    inboxPrefix,
+    permissions: { publish: { allow: [...publish].sort() }, subscribe: { allow: [`${inboxPrefix}.>`] } },
+  };
+}
+
+/**
+ * The controller's state user: the JetStream API it needs to assert buckets — create, update, info,
+ * list/names of streams, and the account info `kvm.create()` checks — and nothing that deletes or purges.
+ * Stream subjects cannot be narrowed to `KV_mod_*` (a NATS wildcard is a whole token); the state account
+ * holds nothing but those streams, which is what makes `*` safe here.
+ */
+export function composeControllerGrant(options: { user?: string } = {}): Grant {
+  const user = options.user ?? "controller";
+  const inboxPrefix = controllerInboxPrefix(user);
+  return {
+    user,
+    inboxPrefix,
+    permissions: {
+      publish: {
+        allow: [
+          "$JS.API.INFO",
+          "$JS.API.STREAM.CREATE.*",
+          "$JS.API.STREAM.INFO.*",
+          "$JS.API.STREAM.LIST",
+          "$JS.API.STREAM.NAMES",
+          "$JS.API.STREAM.UPDATE.*",
+        ],
+      },
+      subscribe: { allow: [`${inboxPrefix}.>`] },
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { streamName } from "@mesh/manifest-schema";
+
+/**
+ * The publish subjects one bucket needs, per role. This is the single place that encodes what the runtime
+ * (runtime-state) really does with NATS: direct gets, ephemeral pull consumers it creates, pulls from and
+ * deletes, and — for owners — writes to the bucket's subjects. The integration proof holds it to exactly
+ * that: every subject here is shown necessary, and the runtime's tests run under these grants.
+ */
+
+export type Role = "owner" | "reader";
+
+/** What a role needs on bucket `bucket`, sorted. */
+export function bucketGrantSubjects(bucket: string, role: Role): string[] {
+  const stream = streamName(bucket);
+  const read = [
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.DELETE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.>`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
+    `$JS.API.DIRECT.GET.${stream}.>`,
+  ];
+  return role === "owner" ? [...read, `$KV.${bucket}.>`].sort() : read;
+}
+
+/** The state user of machine `machine`. */
+export function machineUser(machine: string): string {
+  return `state-${machine}`;
+}
+
+/**
+ * The inbox prefix of machine `machine`'s state connection. A machine subscribes only below it, so it
+ * cannot read another machine's replies or deliveries (a shared `_INBOX.>` leaks them: MEASURED.md §5).
+ */
+export function machineInboxPrefix(machine: string): string {
+  return `_INBOX_${machine}`;
+}
+
+/**
+ * The controller's inbox prefix. The `_ctl_` part holds an underscore, which no machine name may hold, so it
+ * can never equal a machine's `_INBOX_<machine>`.
+ */
+export function controllerInboxPrefix(user: string): string {
+  return `_INBOX_ctl_${user}`;
+}
