@@ -1,3 +1,9 @@
 import { meshPackage } from "../../tsup.base.js";
 
-export default meshPackage({ entry: {main: "src/main.ts"} });
+// The private workspace packages (the server harness, the grant proof) are bundled into the CLI,
+// so `mesh-state dev` and `verify-grants` work from the published tarball; testcontainers stays external.
+export default meshPackage({
+  entry: { main: "src/main.ts" },
+  noExternal: ["@mesh/nats-harness", "@mesh/grant-proof"],
+  external: ["testcontainers"],
+});

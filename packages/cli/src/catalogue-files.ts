@@ -1,0 +1,61 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { type Catalogue, type CatalogueIssue, checkCatalogue } from "@mesh/manifest-schema";
+
+/** Manifest files as read from disk, before any check. */
+export interface ManifestFile {
+  path: string;
+  /** The parsed JSON, or `undefined` when the file is not JSON (see `parseError`). */
+  json: unknown;
+  parseError?: string;
+}
+
+/** A problem found in a file: the file, where in it, and what. */
+export interface FileIssue {
+  file: string;
+  path: string;
+  message: string;
+}
+
+/** Reads every `*.json` file of the given paths (a folder means the JSON files directly inside it), sorted. */
+export async function readManifestFiles(paths: readonly string[], cwd: string): Promise<ManifestFile[]> {
+  const files: string[] = [];
+  for (const given of paths) {
+    const path = resolve(cwd, given);
+    if ((await stat(path)).isDirectory()) {
+      for (const entry of (await readdir(path)).sort()) if (entry.endsWith(".json")) files.push(join(path, entry));
+    } else files.push(path);
+  }
+  return Promise.all(
+    files.map(async (path) => {
+      const text = await readFile(path, "utf8");
+      try {
+        return { path, json: JSON.parse(text) as unknown };
+      } catch (error) {
+        return { path, json: undefined, parseError: error instanceof Error ? error.message : String(error) };
+      }
+    }),
+  );
+}
+
+/** Checks the files as one catalogue: the catalogue, or every problem tied to its file. */
+export function checkManifestFiles(files: readonly ManifestFile[]): { catalogue?: Catalogue; issues: FileIssue[] } {
+  const issues: FileIssue[] = files
+    .filter((file) => file.parseError !== undefined)
+    .map((file) => ({ file: file.path, path: "", message: `not JSON: ${file.parseError}` }));
+  if (issues.length > 0) return { issues };
+  const result = checkCatalogue(files.map((file) => file.json));
+  if (result.ok) return { catalogue: result.value, issues: [] };
+  return { issues: result.issues.map((issue: CatalogueIssue) => ({ file: files[issue.manifest]!.path, path: issue.path, message: issue.message })) };
+}
+
+/** Loads a catalogue folder or throws an error listing every problem with its file. */
+export async function loadCatalogue(dir: string, cwd: string): Promise<Catalogue> {
+  const files = await readManifestFiles([dir], cwd);
+  if (files.length === 0) throw new Error(`no manifest (*.json) in ${resolve(cwd, dir)}`);
+  const { catalogue, issues } = checkManifestFiles(files);
+  if (!catalogue) {
+    throw new Error(`the catalogue in ${dir} has problems:\n${issues.map((i) => `  ${i.file}${i.path ? ` ${i.path}` : ""}: ${i.message}`).join("\n")}`);
+  }
+  return catalogue;
+}
