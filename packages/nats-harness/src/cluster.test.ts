@@ -1,0 +1,89 @@
+import { existsSync } from "node:fs";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { describe, expect, test } from "vitest";
+import { startCluster } from "./cluster.js";
+import { pollUntil } from "./poll.js";
+import { dirOf, processExists } from "./testing.js";
+
+describe("startCluster", () => {
+  test("an R3 stream keeps its messages when a node is SIGKILLed, and the node restarts and rejoins", async () => {
+    const started = Date.now();
+    await using cluster = await startCluster();
+    console.info(`3-node cluster with a meta leader in ${Date.now() - started} ms`);
+    expect(cluster.nodes.map((node) => node.name)).toEqual(["n1", "n2", "n3"]);
+    expect(new Set(cluster.nodes.map((node) => node.port)).size).toBe(3);
+    expect(cluster.urls).toEqual(cluster.nodes.map((node) => node.url));
+
+    const nc = await connect({ servers: cluster.urls });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.add({ name: "R3", subjects: ["r3.>"], num_replicas: 3, storage: "file" });
+      const js = jetstream(nc);
+      for (let index = 0; index < 10; index += 1) await js.publish(`r3.${index}`, `message ${index}`);
+
+      // Kill the stream's leader: the hardest case for the remaining two. Watch from a survivor, so the check
+      // does not wait out the client's reconnect to another node.
+      const leaderName = (await jsm.streams.info("R3")).cluster?.leader;
+      const victim = cluster.nodes.find((node) => node.name === leaderName)!;
+      expect(victim).toBeDefined();
+      const survivors = cluster.nodes.filter((node) => node !== victim).map((node) => node.url);
+      const survivorConnection = await connect({ servers: survivors });
+      try {
+        const survivorJsm = await jetstreamManager(survivorConnection);
+        const victimPid = victim.pid!;
+        await victim.kill();
+        expect(processExists(victimPid)).toBe(false);
+
+        // The two others elect a new stream leader and still hold every message.
+        const info = await pollUntil(
+          async () => {
+            const current = await survivorJsm.streams.info("R3").catch(() => undefined);
+            return current?.cluster?.leader && current.cluster.leader !== leaderName ? current : undefined;
+          },
+          { what: "a new R3 stream leader", timeoutMs: 30_000, intervalMs: 50, logTail: () => victim.logTail() },
+        );
+        expect(info.state.messages).toBe(10);
+        const message = await survivorJsm.streams.getMessage("R3", { seq: 10 });
+        expect(message?.string()).toBe("message 9");
+        await jetstream(survivorConnection).publish("r3.after", "while one node is down");
+
+        await victim.restart();
+        expect(victim.pid).not.toBe(victimPid);
+        // It rejoins: the stream reports it as a current replica again, holding all 11 messages.
+        await pollUntil(
+          async () => {
+            const current = await survivorJsm.streams.info("R3");
+            const replica = current.cluster?.replicas?.find((peer) => peer.name === victim.name);
+            return replica?.current && !replica.offline && current.state.messages === 11 ? true : undefined;
+          },
+          {
+            what: `${victim.name} to be a current R3 replica again`,
+            timeoutMs: 30_000,
+            intervalMs: 50,
+            logTail: () => victim.logTail(),
+          },
+        );
+      } finally {
+        await survivorConnection.close();
+      }
+    } finally {
+      await nc.close();
+    }
+  });
+
+  test("dispose ends every node and removes the temp dirs, also when the body throws", async () => {
+    let pids: number[] = [];
+    let dir = "";
+    const body = async () => {
+      await using cluster = await startCluster({ size: 3 });
+      pids = cluster.nodes.map((node) => node.pid!);
+      dir = dirOf(cluster.nodes[0]!.configPath, 2);
+      throw new Error("the test body failed");
+    };
+    await expect(body()).rejects.toThrow("the test body failed");
+    expect(pids).toHaveLength(3);
+    for (const pid of pids) expect(processExists(pid)).toBe(false);
+    expect(existsSync(dir)).toBe(false);
+  });
+});

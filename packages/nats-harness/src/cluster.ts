@@ -1,0 +1,144 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { defaultNatsServer, type NatsServerSource } from "./binary.js";
+import { LocalNode } from "./local-node.js";
+import { metaLeader, reservePorts } from "./net.js";
+import { DEFAULT_LOG_LINES, type ServerNode } from "./node.js";
+import { pollUntil } from "./poll.js";
+import { inTempDir, removeTempDir, uniqueName } from "./server.js";
+import type { ClusterHandle, ClusterNode, StartClusterOptions } from "./types.js";
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts a JetStream cluster of `size` nodes on loopback (server_name n1…, routes to every other node, a store
+ * each) and resolves once every node sees the same meta leader, so streams can be created at once.
+ */
+export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
+  const size = options.size ?? 3;
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be a whole number ≥ 1, got ${size}`);
+  const source = await defaultNatsServer();
+  const name = options.name ?? uniqueName("cluster");
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return inTempDir(name, async (dir) => {
+    const nodes = await createNodes(source, { dir, name, size, timeoutMs, extraConfig: options.config });
+    const handle = new Cluster(name, nodes, dir, timeoutMs);
+    try {
+      // allSettled: every node is spawned or failed before the cleanup below runs.
+      const results = await Promise.allSettled(nodes.map((node) => node.start()));
+      const failed = results.find((result) => result.status === "rejected");
+      if (failed) throw failed.reason;
+      await handle.waitForMetaLeader(nodes);
+    } catch (error) {
+      await handle[Symbol.asyncDispose]();
+      throw error;
+    }
+    return handle;
+  });
+}
+
+async function createNodes(
+  source: NatsServerSource,
+  init: { dir: string; name: string; size: number; timeoutMs: number; extraConfig: string | undefined },
+): Promise<ServerNode[]> {
+  const names = Array.from({ length: init.size }, (_, index) => `n${index + 1}`);
+  if (source.kind === "container") {
+    const { createContainerCluster } = await import("./container-node.js");
+    return createContainerCluster({ image: source.image, names, ...init });
+  }
+  // Fixed ports (client and route) so a node comes back where its peers and clients look for it.
+  const ports = await reservePorts(init.size * 2);
+  const routePorts = names.map((_, index) => ports[init.size + index]!);
+  return names.map((nodeName, index) => {
+    const nodeDir = join(init.dir, nodeName);
+    mkdirSync(nodeDir);
+    return new LocalNode({
+      binary: source.path,
+      dir: nodeDir,
+      name: nodeName,
+      port: ports[index]!,
+      jetstream: true,
+      cluster: {
+        name: init.name,
+        listen: `127.0.0.1:${routePorts[index]}`,
+        routes: routePorts.filter((_, other) => other !== index).map((port) => `nats-route://127.0.0.1:${port}`),
+      },
+      extraConfig: init.extraConfig,
+      timeoutMs: init.timeoutMs,
+    });
+  });
+}
+
+class Cluster implements ClusterHandle {
+  readonly name: string;
+  readonly nodes: ClusterNode[];
+  readonly #serverNodes: ServerNode[];
+  readonly #dir: string;
+  readonly #timeoutMs: number;
+  #disposed: Promise<void> | undefined;
+
+  constructor(name: string, nodes: ServerNode[], dir: string, timeoutMs: number) {
+    this.name = name;
+    this.#serverNodes = nodes;
+    this.#dir = dir;
+    this.#timeoutMs = timeoutMs;
+    this.nodes = nodes.map((node) => this.#clusterNode(node));
+  }
+
+  get urls(): string[] {
+    return this.#serverNodes.map((node) => node.url);
+  }
+
+  /** Resolves once every given running node reports the same JetStream meta leader. */
+  async waitForMetaLeader(nodes: ServerNode[]): Promise<string> {
+    return pollUntil(
+      async () => {
+        const leaders = await Promise.all(
+          nodes.map((node) => (node.monitorUrl ? metaLeader(node.monitorUrl) : undefined)),
+        );
+        const first = leaders[0];
+        return first !== undefined && leaders.every((leader) => leader === first) ? first : undefined;
+      },
+      {
+        what: `cluster ${this.name} (${nodes.map((node) => node.name).join(", ")}) to agree on a JetStream meta leader`,
+        timeoutMs: this.#timeoutMs,
+        intervalMs: 25,
+        logTail: () => nodes.map((node) => `[${node.name}]\n${node.logTail(10)}`).join("\n"),
+      },
+    );
+  }
+
+  #clusterNode(node: ServerNode): ClusterNode {
+    return {
+      name: node.name,
+      storeDir: node.storeDir,
+      configPath: node.configPath,
+      // Getters: a container's host is known only once it runs.
+      get url() {
+        return node.url;
+      },
+      get port() {
+        return node.port;
+      },
+      get pid() {
+        return node.pid;
+      },
+      stop: () => node.stop(),
+      kill: () => node.kill(),
+      restart: async () => {
+        await node.stop();
+        await node.start();
+        await this.waitForMetaLeader([node]);
+      },
+      logTail: (lines = DEFAULT_LOG_LINES) => node.logTail(lines),
+    };
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    this.#disposed ??= (async () => {
+      await Promise.all(this.#serverNodes.map((node) => node.destroy()));
+      removeTempDir(this.#dir);
+    })();
+    return this.#disposed;
+  }
+}

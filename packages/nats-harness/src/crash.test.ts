@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "tsup";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { pollUntil } from "./poll.js";
+import { processExists } from "./testing.js";
+
+// The safety net is proved in a separate Node process that dies without disposing: it needs the harness as
+// plain JavaScript, so the sources are bundled into a temp dir first (Node 20 cannot run TypeScript).
+let workDir = "";
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), "mesh-nats-crash-test-"));
+  await build({
+    config: false,
+    entry: { harness: fileURLToPath(new URL("./index.ts", import.meta.url)) },
+    outDir: workDir,
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    external: ["testcontainers", /^@nats-io\//],
+    dts: false,
+    silent: true,
+  });
+  writeFileSync(
+    join(workDir, "crasher.mjs"),
+    `import { startServer, startCluster } from "./harness.js";
+const server = await startServer();
+const cluster = await startCluster({ size: 2 });
+const pids = [server.pid, ...cluster.nodes.map((node) => node.pid)];
+const dirs = [server.configPath, cluster.nodes[0].configPath];
+process.stdout.write(JSON.stringify({ pids, dirs }) + "\\n");
+if (process.argv[2] === "throw") throw new Error("crash without disposing");
+setInterval(() => {}, 1000); // wait to be signalled
+`,
+  );
+});
+
+afterAll(() => {
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+async function runCrasher(mode: "throw" | "sigterm"): Promise<{ pids: number[]; dirs: string[] }> {
+  const child: ChildProcess = spawn(process.execPath, [join(workDir, "crasher.mjs"), mode], {
+    cwd: workDir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const report = await pollUntil(() => (stdout.includes("\n") ? JSON.parse(stdout) : undefined), {
+    what: "the crasher to start its servers",
+    timeoutMs: 30_000,
+    logTail: () => stderr,
+  });
+  if (mode === "sigterm") child.kill("SIGTERM");
+  expect(await exited).not.toBe(0);
+  return report;
+}
+
+async function expectAllGone(report: { pids: number[]; dirs: string[] }): Promise<void> {
+  expect(report.pids).toHaveLength(3);
+  // Killed orphans are reaped by init a moment later: poll for that, with a deadline.
+  await pollUntil(() => (report.pids.every((pid) => !processExists(pid)) ? true : undefined), {
+    what: `the crasher's servers (${report.pids.join(", ")}) to be gone`,
+    timeoutMs: 5_000,
+    logTail: () => "",
+  });
+  for (const path of report.dirs) expect(existsSync(path)).toBe(false);
+}
+
+describe("a process that dies without disposing leaves no server and no temp dir", () => {
+  test("when it throws", async () => {
+    await expectAllGone(await runCrasher("throw"));
+  });
+
+  test("when it gets SIGTERM", async () => {
+    await expectAllGone(await runCrasher("sigterm"));
+  });
+});

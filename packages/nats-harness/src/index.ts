@@ -1,0 +1,8 @@
+export type { FindNatsServerOptions, NatsServerSource } from "./binary.js";
+export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
+export { startCluster } from "./cluster.js";
+export type { NatsHarnessErrorCode } from "./errors.js";
+export { NatsHarnessError } from "./errors.js";
+export { killAllTrackedSync, trackedPids } from "./reaper.js";
+export { startServer } from "./server.js";
+export type { ClusterHandle, ClusterNode, NatsServerHandle, StartClusterOptions, StartServerOptions } from "./types.js";

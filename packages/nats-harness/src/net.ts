@@ -1,0 +1,86 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createServer, connect as tcpConnect } from "node:net";
+import { join } from "node:path";
+
+/** What nats-server writes to `<ports_file_dir>/<exe>_<pid>.ports` once it listens. */
+export interface PortsFile {
+  readonly nats: string[];
+  readonly monitoring?: string[];
+  readonly cluster?: string[];
+}
+
+/** The ports file of process `pid`, or undefined while it is absent or half written. */
+export function readPortsFile(dir: string, pid: number): PortsFile | undefined {
+  // The file is named after argv[0]; match on the pid (a SIGKILLed predecessor leaves its own file behind).
+  const name = readdirSync(dir).find((file) => file.endsWith(`_${pid}.ports`));
+  if (!name) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(join(dir, name), "utf8")) as PortsFile;
+    return Array.isArray(parsed.nats) && parsed.nats.length > 0 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The port of a `nats://host:port` or `http://host:port` URL. */
+export function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+/**
+ * Ports that were free a moment ago, distinct from one another. All are bound at once (so they differ) and then
+ * released for nats-server to take. Between release and nats-server's bind another process could take one: the
+ * window is a few milliseconds and the kernel hands out ephemeral ports at random, so a clash is rare, and it
+ * shows as nats-server exiting with "address already in use" in the error's log tail, never as a silent mix-up.
+ */
+export async function reservePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<import("node:net").Server>((resolve, reject) => {
+          const server = createServer();
+          server.once("error", reject);
+          server.listen(0, "127.0.0.1", () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    if (address === null || typeof address === "string") throw new Error("a TCP server has no port");
+    return address.port;
+  });
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+/** True once a NATS server on `port` greets a new connection with its INFO line (auth is not needed for that). */
+export function natsGreets(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host, port });
+    let received = "";
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1");
+      if (received.length >= 5) done(received.startsWith("INFO "));
+    });
+    socket.on("error", () => done(false));
+    socket.on("close", () => done(false));
+  });
+}
+
+/** The JetStream meta leader a server's monitoring endpoint reports, or undefined while there is none. */
+export async function metaLeader(monitorUrl: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(`${monitorUrl}/jsz`, { signal: AbortSignal.timeout(1_000) });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { meta_cluster?: { leader?: string } };
+    return body.meta_cluster?.leader || undefined;
+  } catch {
+    return undefined;
+  }
+}

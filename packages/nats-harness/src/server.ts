@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultNatsServer, type NatsServerSource } from "./binary.js";
+import { LocalNode } from "./local-node.js";
+import { DEFAULT_LOG_LINES, type ServerNode } from "./node.js";
+import { trackDir, untrackDir } from "./reaper.js";
+import type { NatsServerHandle, StartServerOptions } from "./types.js";
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+let serial = 0;
+
+/** A unique name per process and call, for server names and temp dirs. */
+export function uniqueName(prefix: string): string {
+  serial += 1;
+  return `${prefix}-${process.pid}-${serial}`;
+}
+
+/** Makes a temp dir and runs `body` in it; the dir is removed again if `body` fails. */
+export async function inTempDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), `mesh-nats-${prefix}-`));
+  trackDir(dir);
+  try {
+    return await body(dir);
+  } catch (error) {
+    removeTempDir(dir);
+    throw error;
+  }
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  untrackDir(dir);
+}
+
+/**
+ * Starts nats-server with a generated config (loopback, a kernel-picked port, JetStream in a temp store, the
+ * caller's config text verbatim) and resolves once it greets clients.
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<NatsServerHandle> {
+  const source = await defaultNatsServer();
+  const name = options.name ?? uniqueName("harness");
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return inTempDir(name, async (dir) => {
+    const node = await createNode(source, { dir, name, options, timeoutMs });
+    try {
+      await node.start();
+    } catch (error) {
+      await node.destroy();
+      throw error;
+    }
+    return new ServerHandle(node, dir);
+  });
+}
+
+async function createNode(
+  source: NatsServerSource,
+  init: { dir: string; name: string; options: StartServerOptions; timeoutMs: number },
+): Promise<ServerNode> {
+  const jetstream = init.options.jetstream ?? true;
+  if (source.kind === "binary") {
+    return new LocalNode({
+      binary: source.path,
+      dir: init.dir,
+      name: init.name,
+      jetstream,
+      extraConfig: init.options.config,
+      timeoutMs: init.timeoutMs,
+    });
+  }
+  const { ContainerNode } = await import("./container-node.js");
+  return ContainerNode.create({
+    image: source.image,
+    dir: init.dir,
+    name: init.name,
+    jetstream,
+    extraConfig: init.options.config,
+    timeoutMs: init.timeoutMs,
+  });
+}
+
+class ServerHandle implements NatsServerHandle {
+  readonly #node: ServerNode;
+  readonly #dir: string;
+  #disposed: Promise<void> | undefined;
+
+  constructor(node: ServerNode, dir: string) {
+    this.#node = node;
+    this.#dir = dir;
+  }
+
+  get url(): string {
+    return this.#node.url;
+  }
+  get port(): number {
+    return this.#node.port;
+  }
+  get storeDir(): string {
+    return this.#node.storeDir;
+  }
+  get configPath(): string {
+    return this.#node.configPath;
+  }
+  get pid(): number | undefined {
+    return this.#node.pid;
+  }
+  stop(): Promise<void> {
+    return this.#node.stop();
+  }
+  kill(): Promise<void> {
+    return this.#node.kill();
+  }
+  async restart(): Promise<void> {
+    if (this.#disposed) throw new Error(`nats-server ${this.#node.name} was disposed; start a new one instead`);
+    await this.#node.stop();
+    await this.#node.start();
+  }
+  logTail(lines = DEFAULT_LOG_LINES): string {
+    return this.#node.logTail(lines);
+  }
+  [Symbol.asyncDispose](): Promise<void> {
+    this.#disposed ??= (async () => {
+      await this.#node.destroy();
+      removeTempDir(this.#dir);
+    })();
+    return this.#disposed;
+  }
+}

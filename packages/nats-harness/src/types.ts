@@ -1,0 +1,73 @@
+/** Options of `startServer`. */
+export interface StartServerOptions {
+  /** Extra nats-server config text, appended verbatim: `accounts { ... }`, users, limits. */
+  readonly config?: string;
+  /** JetStream with a file store in the temp dir. Default true. */
+  readonly jetstream?: boolean;
+  /** server_name, and part of the temp dir's name. Default a unique "harness-…". */
+  readonly name?: string;
+  /** Deadline for the server to accept clients, per start. Default 15 000 ms. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * A running nats-server; `await using` stops it and removes its temp dir, also when the test body throws.
+ *
+ * @example
+ * await using server = await startServer({ config: "accounts { STATE: { jetstream: enabled, users: [{user: a, password: a}] } }" });
+ * const nc = await connect({ servers: server.url, user: "a", pass: "a" });
+ */
+export interface NatsServerHandle extends AsyncDisposable {
+  /** `nats://127.0.0.1:PORT`; the same after `restart()`. */
+  readonly url: string;
+  readonly port: number;
+  /** The JetStream store_dir (a path inside the container on the Docker path). */
+  readonly storeDir: string;
+  /** The generated config file. */
+  readonly configPath: string;
+  /** The current process id; changes on restart; undefined while stopped and on the Docker path. */
+  readonly pid: number | undefined;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
+  stop(): Promise<void>;
+  /** SIGKILL; resolves once the process has exited. */
+  kill(): Promise<void>;
+  /** Starts it again (stopping it first if it runs) on the same port, config and store. */
+  restart(): Promise<void>;
+  /** The last lines of the server's log (default 40). */
+  logTail(lines?: number): string;
+}
+
+/** Options of `startCluster`. */
+export interface StartClusterOptions {
+  /** Number of nodes. Default 3. */
+  readonly size?: number;
+  /** Extra config text given to every node, verbatim. Accounts need `jetstream: enabled`. */
+  readonly config?: string;
+  /** The cluster's name. Default a unique "harness-…". */
+  readonly name?: string;
+  /** Deadline for the cluster to elect a JetStream meta leader. Default 30 000 ms. */
+  readonly timeoutMs?: number;
+}
+
+/** One node of a cluster; `restart()` resolves once it accepts clients and sees the meta leader again. */
+export interface ClusterNode {
+  /** server_name: "n1", "n2", … */
+  readonly name: string;
+  readonly url: string;
+  readonly port: number;
+  readonly storeDir: string;
+  readonly configPath: string;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  logTail(lines?: number): string;
+}
+
+/** A JetStream cluster on loopback; `await using` stops every node and removes the temp dirs. */
+export interface ClusterHandle extends AsyncDisposable {
+  readonly name: string;
+  readonly nodes: ClusterNode[];
+  /** Every node's client URL, for `connect({ servers: cluster.urls })`. */
+  readonly urls: string[];
+}
