@@ -65,7 +65,12 @@ export function catalogueIssues(catalogue: Catalogue): CatalogueIssue[] {
     const earlier = firstIndex.get(manifest.name);
     if (earlier === undefined) firstIndex.set(manifest.name, index);
     else {
-      issues.push({ manifest: index, module: manifest.name, path: "name", message: `module ${manifest.name} is already registered (manifest ${earlier})` });
+      issues.push({
+        manifest: index,
+        module: manifest.name,
+        path: "name",
+        message: `module ${manifest.name} is already registered (manifest ${earlier})`,
+      });
     }
   });
   catalogue.forEach((manifest, index) => {
@@ -81,7 +86,10 @@ export function catalogueIssues(catalogue: Catalogue): CatalogueIssue[] {
       const parts = parseReadReference(reference);
       if (!parts) return; // the manifest schema already refused it
       if (parts.module === manifest.name) {
-        issues.push({ ...at, message: `${reference} is this module's own bucket: it reads and writes it through state, not reads` });
+        issues.push({
+          ...at,
+          message: `${reference} is this module's own bucket: it reads and writes it through state, not reads`,
+        });
         return;
       }
       const owner = catalogue[firstIndex.get(parts.module) ?? -1];

@@ -7,7 +7,9 @@ export class ManifestError extends Error {
   readonly code: ManifestErrorCode;
   readonly issues: readonly Issue[];
   constructor(code: ManifestErrorCode, what: string, issues: readonly Issue[]) {
-    super(`${what} has ${issues.length} problem${issues.length === 1 ? "" : "s"}:\n${issues.map((issue) => `  - ${formatIssue(issue)}`).join("\n")}`);
+    super(
+      `${what} has ${issues.length} problem${issues.length === 1 ? "" : "s"}:\n${issues.map((issue) => `  - ${formatIssue(issue)}`).join("\n")}`,
+    );
     this.name = "ManifestError";
     this.code = code;
     this.issues = issues;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MESH_CAPS } from "./caps.js";
-import { BucketNameSchema, ModuleNameSchema, READ_REFERENCE_PATTERN, NAME_PATTERN } from "./names.js";
+import { BucketNameSchema, ModuleNameSchema } from "./names.js";
 
 /**
  * What a membership carries for state: the buckets the module may reach, keyed by the name the module
@@ -24,11 +24,11 @@ export const IssuedBucketSchema = z.strictObject({
 });
 export type IssuedBucket = z.infer<typeof IssuedBucketSchema>;
 
-const UseNameSchema = z
+/** The name a module uses for a bucket in its verbs: a state name, or `<module>.<name>` for a read. */
+export const USE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,62}(\.[a-z][a-z0-9-]{0,62})?$/;
+export const UseNameSchema = z
   .string()
-  .refine((name) => NAME_PATTERN.test(name) || READ_REFERENCE_PATTERN.test(name), {
-    message: "a bucket is named as a state name or <module>.<name>",
-  });
+  .regex(USE_NAME_PATTERN, "a bucket is named as in the module's verbs: a state name or <module>.<name>");
 
 export const MembershipSchema = z.looseObject({
   module: ModuleNameSchema,

@@ -1,13 +1,28 @@
-import { type CatalogueIssue, type Catalogue, catalogueIssues } from "./catalogue.js";
+import { type Catalogue, type CatalogueIssue, catalogueIssues } from "./catalogue.js";
 import { ManifestError } from "./errors.js";
 import { type CheckResult, fromZodIssues, type Issue } from "./issues.js";
-import { type Manifest, ManifestSchema } from "./manifest.js";
-import { type Membership, MembershipSchema } from "./membership.js";
+import { type Manifest, ManifestSchema, STATE_OPTION_NAMES } from "./manifest.js";
+import { type Membership, MembershipSchema, UseNameSchema } from "./membership.js";
+import { StateNameSchema } from "./names.js";
+import { protoKeyIssues, withUnknownFieldsKept } from "./own-keys.js";
 
-/** Checks one manifest: the parsed manifest (unknown fields kept), or every problem with its path. */
+const STATE_DECLARATION_PATH = /^state\.[a-z][a-z0-9-]*$/;
+const STATE_OPTIONS_HINT = `a state declaration takes only ${STATE_OPTION_NAMES.join(", ")}`;
+
+/** Checks one manifest: the parsed manifest (unknown fields kept as they are), or every problem with its path. */
 export function checkManifest(input: unknown): CheckResult<Manifest> {
   const result = ManifestSchema.safeParse(input, { reportInput: true });
-  return result.success ? { ok: true, value: result.data } : { ok: false, issues: fromZodIssues(result.error.issues) };
+  const issues = [
+    ...(result.success ? [] : fromZodIssues(result.error.issues)).map(withStateOptionsHint),
+    ...protoKeyIssues(input, "state", StateNameSchema),
+  ];
+  if (issues.length > 0 || !result.success) return { ok: false, issues };
+  return { ok: true, value: withUnknownFieldsKept(input, result.data) };
+}
+
+function withStateOptionsHint(issue: Issue): Issue {
+  if (!issue.message.startsWith("unknown field") || !STATE_DECLARATION_PATH.test(issue.path)) return issue;
+  return { path: issue.path, message: `${issue.message}: ${STATE_OPTIONS_HINT}` };
 }
 
 /** Parses one manifest or throws a `ManifestError` listing every problem ("state.applied.history: at most 64, got 100"). */
@@ -17,15 +32,21 @@ export function parseManifest(input: unknown): Manifest {
   return result.value;
 }
 
-/** Checks every manifest, then the catalogue as a whole. Issues carry the manifest's index. */
-export function checkCatalogue(inputs: readonly unknown[]): { ok: true; value: Catalogue } | { ok: false; issues: CatalogueIssue[] } {
+/**
+ * Checks every manifest, then the catalogue as a whole. Issues carry the manifest's index. The
+ * cross-manifest checks run only once every manifest is valid: with one missing, "no module x" would
+ * be noise.
+ */
+export function checkCatalogue(
+  inputs: readonly unknown[],
+): { ok: true; value: Catalogue } | { ok: false; issues: CatalogueIssue[] } {
   const issues: CatalogueIssue[] = [];
   const manifests: Manifest[] = [];
   inputs.forEach((input, index) => {
     const result = checkManifest(input);
     if (result.ok) manifests.push(result.value);
     else {
-      const module = typeof (input as { name?: unknown })?.name === "string" ? (input as { name: string }).name : undefined;
+      const module = nameOf(input);
       for (const issue of result.issues) issues.push({ manifest: index, ...(module ? { module } : {}), ...issue });
     }
   });
@@ -48,18 +69,31 @@ export function parseCatalogue(inputs: readonly unknown[]): Catalogue {
   return result.value;
 }
 
+/** Checks an issued membership: the membership (unknown top-level fields kept), or every problem with its path. */
 export function checkMembership(input: unknown): CheckResult<Membership> {
   const result = MembershipSchema.safeParse(input, { reportInput: true });
-  return result.success ? { ok: true, value: result.data } : { ok: false, issues: fromZodIssues(result.error.issues) };
+  const issues = [
+    ...(result.success ? [] : fromZodIssues(result.error.issues)),
+    ...protoKeyIssues(input, "buckets", UseNameSchema),
+  ];
+  if (issues.length > 0 || !result.success) return { ok: false, issues };
+  return { ok: true, value: withUnknownFieldsKept(input, result.data) };
 }
 
+/** Parses an issued membership or throws a `ManifestError` listing every problem. */
 export function parseMembership(input: unknown): Membership {
   const result = checkMembership(input);
   if (!result.ok) throw new ManifestError("invalid-membership", "the membership", result.issues);
   return result.value;
 }
 
+function nameOf(input: unknown): string | undefined {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "name")) return undefined;
+  const name = (input as { name: unknown }).name;
+  return typeof name === "string" ? name : undefined;
+}
+
 function describeManifest(input: unknown): string {
-  const name = (input as { name?: unknown } | null)?.name;
-  return typeof name === "string" ? `manifest ${JSON.stringify(name)}` : "the manifest";
+  const name = nameOf(input);
+  return name === undefined ? "the manifest" : `manifest ${JSON.stringify(name)}`;
 }

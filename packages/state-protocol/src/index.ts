@@ -1,6 +1,4 @@
-export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
-export { encodedValueSize, MAX_VALUE_BYTES } from "./values.js";
-export { fieldNameWords, findSecretField, isCredentialFieldName } from "./secrets.js";
+export type { StateErrorData, StateErrorReason } from "./errors.js";
 export {
   JSON_RPC_ERROR_CODES,
   STATE_ERROR_CODES,
@@ -10,7 +8,31 @@ export {
   stateErrorCode,
   stateErrorReasonOf,
 } from "./errors.js";
-export type { StateErrorData, StateErrorReason } from "./errors.js";
+export type { CurrentEvent, EndedEvent, WatchEndReason, WatchEvent, WatchEventsParams } from "./events.js";
+export {
+  CurrentEventSchema,
+  EndedEventSchema,
+  WATCH_END_REASONS,
+  WATCH_EVENTS_METHOD,
+  WatchEndReasonSchema,
+  WatchEventSchema,
+  WatchEventsParamsSchema,
+} from "./events.js";
+export type { JsonRpcErrorObject, JsonRpcId, JsonRpcPeerOptions, PeerFailureCode } from "./jsonrpc.js";
+export {
+  JsonRpcError,
+  JsonRpcErrorObjectSchema,
+  JsonRpcIdSchema,
+  JsonRpcPeer,
+  JsonRpcPeerError,
+} from "./jsonrpc.js";
+export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
+export type { NdjsonLineReaderOptions } from "./ndjson.js";
+export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader } from "./ndjson.js";
+export { fieldNameWords, findSecretField, isCredentialFieldName } from "./secrets.js";
+export type { JsonValue } from "./values.js";
+export { checkJsonValue, encodedValueSize, JsonValueSchema, MAX_VALUE_BYTES, MAX_VALUE_DEPTH } from "./values.js";
+export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";
 export {
   BucketNameSchema,
   DeleteEventSchema,
@@ -37,24 +59,3 @@ export {
   WatchParamsSchema,
   WatchResultSchema,
 } from "./verbs.js";
-export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";
-export {
-  CurrentEventSchema,
-  EndedEventSchema,
-  WATCH_END_REASONS,
-  WATCH_EVENTS_METHOD,
-  WatchEndReasonSchema,
-  WatchEventSchema,
-  WatchEventsParamsSchema,
-} from "./events.js";
-export type { CurrentEvent, EndedEvent, WatchEndReason, WatchEvent, WatchEventsParams } from "./events.js";
-export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader } from "./ndjson.js";
-export type { NdjsonLineReaderOptions } from "./ndjson.js";
-export {
-  JsonRpcError,
-  JsonRpcErrorObjectSchema,
-  JsonRpcIdSchema,
-  JsonRpcPeer,
-  JsonRpcPeerError,
-} from "./jsonrpc.js";
-export type { JsonRpcErrorObject, JsonRpcId, JsonRpcPeerOptions, PeerFailureCode } from "./jsonrpc.js";

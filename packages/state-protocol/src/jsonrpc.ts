@@ -4,6 +4,11 @@ import { JSON_RPC_ERROR_CODES } from "./errors.js";
 /**
  * JSON-RPC 2.0 over lines, both ways: each side sends requests and answers the other's.
  * The peer owns ids, pending requests and error framing; the transport gives it lines and takes lines.
+ *
+ * @example
+ * const peer = new JsonRpcPeer({ send: (line) => stdout.write(`${line}\n`), onRequest: (method, params) => serve(method, params) });
+ * const reader = new NdjsonLineReader({ onLine: (line) => peer.receiveLine(line), onOversize: () => {} });
+ * const entry = await peer.request("mesh/state.get", { bucket: "mcp-servers", key: "all.github" }, { timeoutMs: 5000 });
  */
 
 export const JsonRpcIdSchema = z.union([z.string().max(256), z.number().int()]);
@@ -29,7 +34,7 @@ const FailureSchema = z.object({
   error: JsonRpcErrorObjectSchema,
 });
 
-/** An error a request handler throws to answer with a specific JSON-RPC error. */
+/** An error a request handler throws to answer with a specific JSON-RPC error; also how an error answer arrives. */
 export class JsonRpcError extends Error {
   readonly code: number;
   readonly data: unknown;
@@ -42,11 +47,11 @@ export class JsonRpcError extends Error {
 }
 
 /** The peer's own failures, on requests it sent. */
-export type PeerFailureCode = "closed" | "timeout";
+export type PeerFailureCode = "closed" | "timeout" | "send-failed" | "bad-answer";
 export class JsonRpcPeerError extends Error {
   readonly code: PeerFailureCode;
-  constructor(code: PeerFailureCode, message: string) {
-    super(message);
+  constructor(code: PeerFailureCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = "JsonRpcPeerError";
     this.code = code;
   }
@@ -58,15 +63,25 @@ export interface JsonRpcPeerOptions {
   /** Answers a request from the other side; throw `JsonRpcError` for a specific error. */
   onRequest: (method: string, params: unknown) => Promise<unknown> | unknown;
   /** Receives a notification (a request without id). Ignored when absent. */
-  onNotification?: (method: string, params: unknown) => void;
+  onNotification?: (method: string, params: unknown) => void | Promise<void>;
   /** Told about input that is not a valid message and about handler crashes; for logging. */
   onProtocolError?: (problem: string, detail?: unknown) => void;
 }
 
 interface Pending {
+  method: string;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+interface WriteFailure {
+  stage: "encode" | "send";
+  error: unknown;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export class JsonRpcPeer {
@@ -90,7 +105,10 @@ export class JsonRpcPeer {
     return this.pending.size;
   }
 
-  /** Sends a request; resolves with its result, rejects with `JsonRpcError` for an error answer. */
+  /**
+   * Sends a request; resolves with its result, rejects with `JsonRpcError` for an error answer and with
+   * `JsonRpcPeerError` when closed, timed out, unsendable or answered with something that is not a response.
+   */
   request(method: string, params: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
     if (this.closedReason !== undefined) {
       return Promise.reject(new JsonRpcPeerError("closed", `cannot send ${method}: ${this.closedReason}`));
@@ -104,8 +122,16 @@ export class JsonRpcPeer {
               this.pending.delete(id);
               reject(new JsonRpcPeerError("timeout", `${method} got no answer within ${options.timeoutMs} ms`));
             }, options.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.write({ jsonrpc: "2.0", id, method, params });
+      this.pending.set(id, { method, resolve, reject, timer });
+      const failure = this.write({ jsonrpc: "2.0", id, method, params });
+      if (failure !== undefined) {
+        const why = failure.error instanceof Error ? failure.error.message : String(failure.error);
+        this.settle(id, (pending) =>
+          pending.reject(
+            new JsonRpcPeerError("send-failed", `cannot send ${method}: ${why}`, { cause: failure.error }),
+          ),
+        );
+      }
     });
   }
 
@@ -119,27 +145,27 @@ export class JsonRpcPeer {
     try {
       message = JSON.parse(line);
     } catch {
-      this.options.onProtocolError?.("parse error");
+      this.report("parse error");
       this.answerError(null, JSON_RPC_ERROR_CODES.parseError, "parse error: a line must be one JSON object");
       return;
     }
     this.receiveMessage(message);
   }
 
-  /** Rejects every pending request and refuses new ones. */
+  /** Rejects every pending request and refuses new ones. Requests from the other side are still answered. */
   close(reason: string): void {
     if (this.closedReason !== undefined) return;
     this.closedReason = reason;
     for (const [id, pending] of this.pending) {
       if (pending.timer) clearTimeout(pending.timer);
-      pending.reject(new JsonRpcPeerError("closed", `no answer: ${reason}`));
       this.pending.delete(id);
+      pending.reject(new JsonRpcPeerError("closed", `no answer to ${pending.method}: ${reason}`));
     }
   }
 
   private receiveMessage(message: unknown): void {
-    if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      this.options.onProtocolError?.("not a JSON-RPC object");
+    if (!isObject(message)) {
+      this.report("not a JSON-RPC object", message);
       this.answerError(null, JSON_RPC_ERROR_CODES.invalidRequest, "invalid request: expected one JSON-RPC 2.0 object");
       return;
     }
@@ -147,51 +173,65 @@ export class JsonRpcPeer {
       this.receiveRequest(message);
       return;
     }
-    const success = SuccessSchema.safeParse(message);
-    if (success.success && "result" in message) {
+    const success = "error" in message ? undefined : SuccessSchema.safeParse(message);
+    if (success?.success && "result" in message) {
       this.settle(success.data.id, (pending) => pending.resolve(success.data.result));
       return;
     }
-    const failure = FailureSchema.safeParse(message);
-    if (failure.success && failure.data.id !== null) {
+    const failure = "result" in message ? undefined : FailureSchema.safeParse(message);
+    if (failure?.success && failure.data.id !== null) {
       const { code, message: text, data } = failure.data.error;
       this.settle(failure.data.id, (pending) => pending.reject(new JsonRpcError(code, text, data)));
       return;
     }
-    this.options.onProtocolError?.("unexpected response", message);
+    // A broken answer to a request still waiting fails that request now, rather than at its timeout (or never).
+    const id = JsonRpcIdSchema.safeParse(message.id);
+    if (id.success && this.pending.has(id.data)) {
+      this.settle(id.data, (pending) =>
+        pending.reject(new JsonRpcPeerError("bad-answer", `${pending.method} was answered with an invalid response`)),
+      );
+    }
+    this.report("unexpected response", message);
   }
 
-  private receiveRequest(message: object): void {
+  private receiveRequest(message: Record<string, unknown>): void {
     const parsed = RequestSchema.safeParse(message);
     if (!parsed.success) {
-      const id = JsonRpcIdSchema.safeParse((message as { id?: unknown }).id);
-      this.options.onProtocolError?.("invalid request", parsed.error.issues);
-      this.answerError(id.success ? id.data : null, JSON_RPC_ERROR_CODES.invalidRequest, "invalid request: not a JSON-RPC 2.0 request");
+      const id = JsonRpcIdSchema.safeParse(message.id);
+      this.report("invalid request", parsed.error.issues);
+      this.answerError(
+        id.success ? id.data : null,
+        JSON_RPC_ERROR_CODES.invalidRequest,
+        "invalid request: not a JSON-RPC 2.0 request",
+      );
       return;
     }
     const { id, method, params } = parsed.data;
     if (id === undefined) {
-      try {
-        this.options.onNotification?.(method, params);
-      } catch (error) {
-        this.options.onProtocolError?.(`notification handler for ${method} threw`, error);
-      }
+      this.receiveNotification(method, params);
       return;
     }
     if (this.inFlight.has(id)) {
-      this.answerError(id, JSON_RPC_ERROR_CODES.invalidRequest, `invalid request: id ${JSON.stringify(id)} is already in use by a request being answered`);
+      // Answered under its id, as JSON-RPC requires once the id is known; the sender broke the uniqueness of
+      // ids, so which of its two requests this answer settles on its side is its own problem.
+      this.report(`duplicate request id ${JSON.stringify(id)}`, message);
+      this.answerError(
+        id,
+        JSON_RPC_ERROR_CODES.invalidRequest,
+        `invalid request: id ${JSON.stringify(id)} is already in use by a request being answered`,
+      );
       return;
     }
     this.inFlight.add(id);
     Promise.resolve()
       .then(() => this.options.onRequest(method, params))
       .then(
-        (result) => this.write({ jsonrpc: "2.0", id, result: result === undefined ? null : result }),
+        (result) => this.answer(id, method, result),
         (error: unknown) => {
           if (error instanceof JsonRpcError) {
             this.answerError(id, error.code, error.message, error.data);
           } else {
-            this.options.onProtocolError?.(`handler for ${method} failed`, error);
+            this.report(`handler for ${method} failed`, error);
             this.answerError(id, JSON_RPC_ERROR_CODES.internalError, `internal error while answering ${method}`);
           }
         },
@@ -199,10 +239,29 @@ export class JsonRpcPeer {
       .finally(() => this.inFlight.delete(id));
   }
 
+  private receiveNotification(method: string, params: unknown): void {
+    try {
+      const returned = this.options.onNotification?.(method, params);
+      if (returned instanceof Promise) {
+        returned.catch((error: unknown) => this.report(`notification handler for ${method} failed`, error));
+      }
+    } catch (error) {
+      this.report(`notification handler for ${method} threw`, error);
+    }
+  }
+
+  private answer(id: JsonRpcId, method: string, result: unknown): void {
+    const failure = this.write({ jsonrpc: "2.0", id, result: result === undefined ? null : result });
+    // A result that is not JSON still gets an answer, so the other side does not wait for ever.
+    if (failure?.stage === "encode") {
+      this.answerError(id, JSON_RPC_ERROR_CODES.internalError, `internal error: the result of ${method} is not JSON`);
+    }
+  }
+
   private settle(id: JsonRpcId, action: (pending: Pending) => void): void {
     const pending = this.pending.get(id);
     if (!pending) {
-      this.options.onProtocolError?.(`answer to unknown id ${JSON.stringify(id)}`);
+      this.report(`answer to unknown id ${JSON.stringify(id)}`);
       return;
     }
     this.pending.delete(id);
@@ -211,15 +270,39 @@ export class JsonRpcPeer {
   }
 
   private answerError(id: JsonRpcId | null, code: number, message: string, data?: unknown): void {
-    this.write({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
+    const failure = this.write({
+      jsonrpc: "2.0",
+      id,
+      error: data === undefined ? { code, message } : { code, message, data },
+    });
+    if (failure?.stage === "encode") this.write({ jsonrpc: "2.0", id, error: { code, message } });
   }
 
-  private write(message: object): void {
-    if (this.closedReason !== undefined && !("result" in message || "error" in message)) return;
+  /** Sends one message; returns what went wrong (encoding it or sending it), or `undefined` once it is sent. */
+  private write(message: Record<string, unknown>): WriteFailure | undefined {
+    if (this.closedReason !== undefined && !("result" in message || "error" in message)) return undefined;
+    let line: string;
     try {
-      this.options.send(JSON.stringify(message));
+      line = JSON.stringify(message);
     } catch (error) {
-      this.options.onProtocolError?.("send failed", error);
+      this.report("message is not JSON", error);
+      return { stage: "encode", error };
+    }
+    try {
+      this.options.send(line);
+      return undefined;
+    } catch (error) {
+      this.report("send failed", error);
+      return { stage: "send", error };
+    }
+  }
+
+  /** Reports to onProtocolError, which must not break the peer when it throws itself. */
+  private report(problem: string, detail?: unknown): void {
+    try {
+      this.options.onProtocolError?.(problem, detail);
+    } catch {
+      // A failing logger is no reason to drop a message; nothing else to tell it to.
     }
   }
 }

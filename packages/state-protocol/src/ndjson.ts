@@ -1,6 +1,7 @@
 /**
  * A strict NDJSON line splitter with a size bound. It never buffers more than `maxLineBytes` of one
- * line: a longer line is reported once through `onOversize` and skipped up to its newline.
+ * line: a longer line is reported once through `onOversize` and skipped up to its newline. A line that is
+ * not valid UTF-8 is skipped too (JSON text is UTF-8; replacing bytes would alter a value silently).
  * Transport-free: feed it chunks from any stream.
  *
  * @example
@@ -13,22 +14,25 @@
 export const DEFAULT_MAX_LINE_BYTES = 2 * 1024 * 1024;
 
 export interface NdjsonLineReaderOptions {
-  /** The longest line, in bytes, without its newline. */
+  /** The longest line, in bytes, without its `\n` (a `\r` before it counts). Default 2 MiB. */
   maxLineBytes?: number;
-  /** Called with every complete line that is within the bound (a trailing `\r` is removed; empty lines are skipped). */
+  /** Called with every complete line that is within the bound (a trailing `\r` is removed; blank lines are skipped). */
   onLine: (line: string) => void;
   /** Called once per line over the bound, with how many bytes of it were seen when it was refused. */
   onOversize: (bytesSeen: number) => void;
+  /** Called for a complete line that is not valid UTF-8, with its length in bytes; the line is skipped. */
+  onInvalidUtf8?: (lineBytes: number) => void;
   /** Called by `end()` when the input stopped in the middle of a line (those bytes are dropped). */
   onTruncated?: (bytesDropped: number) => void;
 }
 
 const NEWLINE = 0x0a;
+const encoder = new TextEncoder();
 
 export class NdjsonLineReader {
   readonly maxLineBytes: number;
   private readonly options: NdjsonLineReaderOptions;
-  private readonly decoder = new TextDecoder("utf-8", { fatal: false });
+  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   private parts: Uint8Array[] = [];
   private pendingBytes = 0;
   /** Set while the rest of an oversize line is being skipped. */
@@ -37,11 +41,19 @@ export class NdjsonLineReader {
   constructor(options: NdjsonLineReaderOptions) {
     this.options = options;
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    if (!Number.isSafeInteger(this.maxLineBytes) || this.maxLineBytes < 1) {
+      throw new RangeError(`maxLineBytes must be a positive integer, got ${String(options.maxLineBytes)}`);
+    }
+  }
+
+  /** How many bytes of an unfinished line are held now (never more than `maxLineBytes`). */
+  get bufferedBytes(): number {
+    return this.pendingBytes;
   }
 
   /** Feeds a chunk; complete lines are delivered synchronously, in order. */
   push(chunk: Uint8Array | string): void {
-    let bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+    let bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
     while (bytes.length > 0) {
       const newline = bytes.indexOf(NEWLINE);
       const piece = newline === -1 ? bytes : bytes.subarray(0, newline);
@@ -61,13 +73,14 @@ export class NdjsonLineReader {
   private take(piece: Uint8Array): void {
     if (this.skipping || piece.length === 0) return;
     if (this.pendingBytes + piece.length > this.maxLineBytes) {
-      this.options.onOversize(this.pendingBytes + piece.length);
+      const seen = this.pendingBytes + piece.length;
       this.reset();
       this.skipping = true;
+      this.options.onOversize(seen);
       return;
     }
-    // Copy: the caller may reuse its chunk buffer.
-    this.parts.push(piece.slice());
+    // A copy: the caller may reuse its chunk's memory (and Buffer#slice would not copy).
+    this.parts.push(Uint8Array.prototype.slice.call(piece));
     this.pendingBytes += piece.length;
   }
 
@@ -78,7 +91,14 @@ export class NdjsonLineReader {
     }
     const bytes = this.parts.length === 1 ? this.parts[0]! : concat(this.parts, this.pendingBytes);
     this.reset();
-    let line = this.decoder.decode(bytes);
+    if (bytes.length === 0) return;
+    let line: string;
+    try {
+      line = this.decoder.decode(bytes);
+    } catch {
+      this.options.onInvalidUtf8?.(bytes.length);
+      return;
+    }
     if (line.endsWith("\r")) line = line.slice(0, -1);
     if (line.trim().length > 0) this.options.onLine(line);
   }

@@ -54,21 +54,28 @@ function pathStep(parent: string, name: string): string {
   return `${parent}[${JSON.stringify(name)}]`;
 }
 
-/** Returns the path of the first field whose name is a credential, depth first, or `undefined`. */
+/**
+ * Returns the path of the first field whose name is a credential, depth first in field order, or `undefined`.
+ * Iterative, so a deeply nested value (a 2 MiB line of `[[[[…`) cannot overflow the stack.
+ */
 export function findSecretField(value: unknown, path = ""): string | undefined {
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = findSecretField(item, `${path}[${index}]`);
-      if (found !== undefined) return found;
+  // Each entry is a value to look into; `field` is set when the value sits under a field whose name is still to judge.
+  const stack: Array<{ value: unknown; path: string; field?: string }> = [{ value, path }];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (next.field !== undefined && isCredentialFieldName(next.field)) return next.path;
+    if (Array.isArray(next.value)) {
+      for (let index = next.value.length - 1; index >= 0; index--) {
+        stack.push({ value: next.value[index], path: `${next.path}[${index}]` });
+      }
+    } else if (next.value !== null && typeof next.value === "object") {
+      const record = next.value as Record<string, unknown>;
+      const names = Object.keys(record);
+      for (let index = names.length - 1; index >= 0; index--) {
+        const name = names[index]!;
+        stack.push({ value: record[name], path: pathStep(next.path, name), field: name });
+      }
     }
-    return undefined;
-  }
-  if (value === null || typeof value !== "object") return undefined;
-  for (const name of Object.keys(value)) {
-    const fieldPath = pathStep(path, name);
-    if (isCredentialFieldName(name)) return fieldPath;
-    const found = findSecretField((value as Record<string, unknown>)[name], fieldPath);
-    if (found !== undefined) return found;
   }
   return undefined;
 }

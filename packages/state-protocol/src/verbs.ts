@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_KEY_BYTES } from "./keys.js";
+import { JsonValueSchema } from "./values.js";
 
 /**
  * The state verbs a bundle sends its runtime, with their params and results.
@@ -9,7 +9,8 @@ import { MAX_KEY_BYTES } from "./keys.js";
 
 /** A bucket as the module names it: a local state name (`mcp-servers`) or a read reference (`licence-manager.bindings`). */
 export const BucketNameSchema = z.string().min(1).max(127);
-const KeyShape = z.string().min(1).max(MAX_KEY_BYTES);
+// Any string: an empty or over-long key breaks the key rule and is refused as `bad-key`, not `bad-request`.
+const KeyShape = z.string();
 /** A revision is the bucket's stream sequence; 0 in a put means "only if absent". */
 export const RevisionSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 /** An ISO 8601 timestamp of when the server stored the entry. */
@@ -17,7 +18,7 @@ const Timestamp = z.string();
 
 export const EntrySchema = z.object({
   key: z.string(),
-  value: z.json(),
+  value: JsonValueSchema,
   revision: RevisionSchema,
   updated: Timestamp,
 });
@@ -43,7 +44,7 @@ export const GetResultSchema = EntrySchema.nullable();
 export const PutParamsSchema = z.strictObject({
   bucket: BucketNameSchema,
   key: KeyShape,
-  value: z.json(),
+  value: JsonValueSchema,
   revision: RevisionSchema.optional(),
 });
 export const PutResultSchema = z.object({ revision: RevisionSchema });

@@ -1,0 +1,253 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { JsonRpcError, JsonRpcPeer, JsonRpcPeerError, type JsonRpcPeerOptions } from "./jsonrpc.js";
+
+/** A peer whose every sent line is recorded; the test plays the other side by hand. */
+function recordingPeer(options: Partial<JsonRpcPeerOptions> = {}) {
+  const sent: unknown[] = [];
+  const problems: string[] = [];
+  const peer = new JsonRpcPeer({
+    send: (line) => sent.push(JSON.parse(line)),
+    onRequest: () => null,
+    onProtocolError: (problem) => problems.push(problem),
+    ...options,
+  });
+  return { peer, sent, problems };
+}
+
+/** Two peers wired to each other, lines delivered on the next microtask as a pipe would. */
+function linkedPair(left: Partial<JsonRpcPeerOptions>, right: Partial<JsonRpcPeerOptions>) {
+  const peers: JsonRpcPeer[] = [];
+  const make = (options: Partial<JsonRpcPeerOptions>, other: () => JsonRpcPeer) =>
+    new JsonRpcPeer({
+      send: (line) => queueMicrotask(() => other().receiveLine(line)),
+      onRequest: () => null,
+      ...options,
+    });
+  peers.push(
+    make(left, () => peers[1]!),
+    make(right, () => peers[0]!),
+  );
+  return peers as [JsonRpcPeer, JsonRpcPeer];
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("JsonRpcPeer", () => {
+  it("carries requests both ways", async () => {
+    const [bundle, runtime] = linkedPair(
+      { onRequest: (method, params) => ({ bundleGot: method, params }) },
+      { onRequest: (method, params) => ({ runtimeGot: method, params }) },
+    );
+    await expect(bundle.request("mesh/state.get", { bucket: "b", key: "k" })).resolves.toEqual({
+      runtimeGot: "mesh/state.get",
+      params: { bucket: "b", key: "k" },
+    });
+    await expect(runtime.request("mesh/state", { watch: "w1", events: [] })).resolves.toEqual({
+      bundleGot: "mesh/state",
+      params: { watch: "w1", events: [] },
+    });
+    expect(bundle.pendingCount + runtime.pendingCount).toBe(0);
+  });
+
+  it("answers undefined as null, and many requests in flight each with its own answer", async () => {
+    const [client] = linkedPair({}, { onRequest: async (_method, params) => (params === 0 ? undefined : params) });
+    const answers = await Promise.all([0, 1, 2, 3, 4].map((n) => client.request("echo", n)));
+    expect(answers).toEqual([null, 1, 2, 3, 4]);
+  });
+
+  it("turns a thrown JsonRpcError into an error answer, and rebuilds it on the other side", async () => {
+    const [client] = linkedPair(
+      {},
+      {
+        onRequest: () => {
+          throw new JsonRpcError(-32011, "bucket x is read-only", { reason: "read-only" });
+        },
+      },
+    );
+    const error = await client.request("mesh/state.put", {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(JsonRpcError);
+    expect(error).toMatchObject({ code: -32011, message: "bucket x is read-only", data: { reason: "read-only" } });
+  });
+
+  it("answers an internal error, not the crash's text, when a handler fails otherwise", async () => {
+    const { peer, sent, problems } = recordingPeer({
+      onRequest: () => {
+        throw new Error("secret internals");
+      },
+    });
+    peer.receiveLine('{"jsonrpc":"2.0","id":"a","method":"m"}');
+    await settle();
+    expect(sent).toEqual([
+      { jsonrpc: "2.0", id: "a", error: { code: -32603, message: "internal error while answering m" } },
+    ]);
+    expect(problems).toEqual(["handler for m failed"]);
+  });
+
+  it("answers an internal error when a result is not JSON", async () => {
+    const { peer, sent } = recordingPeer({ onRequest: () => ({ big: 1n }) });
+    peer.receiveLine('{"jsonrpc":"2.0","id":1,"method":"m"}');
+    await settle();
+    expect(sent).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32603, message: "internal error: the result of m is not JSON" } },
+    ]);
+  });
+
+  it("hands notifications over without answering, and survives a failing handler", async () => {
+    const got: unknown[] = [];
+    const { peer, sent, problems } = recordingPeer({
+      onNotification: async (method, params) => {
+        got.push([method, params]);
+        throw new Error("boom");
+      },
+    });
+    peer.receiveLine('{"jsonrpc":"2.0","method":"note","params":[1]}');
+    await settle();
+    expect(got).toEqual([["note", [1]]]);
+    expect(sent).toEqual([]);
+    expect(problems).toEqual(["notification handler for note failed"]);
+  });
+
+  it("sends notifications without an id", () => {
+    const { peer, sent } = recordingPeer();
+    peer.notify("log", { text: "hi" });
+    expect(sent).toEqual([{ jsonrpc: "2.0", method: "log", params: { text: "hi" } }]);
+  });
+
+  it("reports an answer to an unknown id and changes nothing", async () => {
+    const { peer, sent, problems } = recordingPeer();
+    const pending = peer.request("m", null);
+    peer.receiveLine('{"jsonrpc":"2.0","id":99,"result":1}');
+    peer.receiveLine('{"jsonrpc":"2.0","id":"1","result":1}');
+    expect(problems).toEqual(["answer to unknown id 99", 'answer to unknown id "1"']);
+    expect(peer.pendingCount).toBe(1);
+    peer.receiveLine('{"jsonrpc":"2.0","id":1,"result":"ok"}');
+    await expect(pending).resolves.toBe("ok");
+    expect(sent).toHaveLength(1);
+  });
+
+  it("refuses a second request under an id still in flight, and still answers the first", async () => {
+    let release: (value: unknown) => void = () => {};
+    const { peer, sent } = recordingPeer({ onRequest: () => new Promise((resolve) => (release = resolve)) });
+    peer.receiveLine('{"jsonrpc":"2.0","id":7,"method":"slow"}');
+    peer.receiveLine('{"jsonrpc":"2.0","id":7,"method":"again"}');
+    await settle();
+    expect(sent).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32600, message: "invalid request: id 7 is already in use by a request being answered" },
+      },
+    ]);
+    release("done");
+    await settle();
+    expect(sent[1]).toEqual({ jsonrpc: "2.0", id: 7, result: "done" });
+    // Once answered, the id may be used again.
+    peer.receiveLine('{"jsonrpc":"2.0","id":7,"method":"later"}');
+    await settle();
+    release("again");
+    await settle();
+    expect(sent[2]).toEqual({ jsonrpc: "2.0", id: 7, result: "again" });
+  });
+
+  it("answers lines that are not JSON-RPC objects with the right error", async () => {
+    const { peer, sent } = recordingPeer();
+    for (const line of ["not json", "[]", '[{"jsonrpc":"2.0","id":1,"method":"m"}]', "42", "null", '"x"']) {
+      peer.receiveLine(line);
+    }
+    peer.receiveLine('{"id":3,"method":"m"}');
+    peer.receiveLine('{"jsonrpc":"1.0","id":"x","method":"m"}');
+    peer.receiveLine('{"jsonrpc":"2.0","id":1.5,"method":"m"}');
+    peer.receiveLine('{"jsonrpc":"2.0","id":4,"method":""}');
+    await settle();
+    const answers = sent as Array<{ id: unknown; error: { code: number } }>;
+    expect(answers.map((answer) => [answer.id, answer.error.code])).toEqual([
+      [null, -32700],
+      [null, -32600],
+      [null, -32600],
+      [null, -32600],
+      [null, -32600],
+      [null, -32600],
+      [3, -32600],
+      ["x", -32600],
+      [null, -32600],
+      [4, -32600],
+    ]);
+  });
+
+  it("fails a pending request at once when its answer is malformed", async () => {
+    const { peer, problems } = recordingPeer();
+    const both = peer.request("both", null);
+    const broken = peer.request("broken", null);
+    peer.receiveLine('{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}');
+    peer.receiveLine('{"jsonrpc":"2.0","id":2,"error":{"code":"bad"}}');
+    await expect(both).rejects.toMatchObject({ name: "JsonRpcPeerError", code: "bad-answer" });
+    await expect(broken).rejects.toMatchObject({ name: "JsonRpcPeerError", code: "bad-answer" });
+    expect(problems).toEqual(["unexpected response", "unexpected response"]);
+  });
+
+  it("reports an error answer with id null without failing any request", () => {
+    const { peer, problems } = recordingPeer();
+    void peer.request("m", null);
+    peer.receiveLine('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}');
+    expect(problems).toEqual(["unexpected response"]);
+    expect(peer.pendingCount).toBe(1);
+  });
+
+  it("rejects every pending request on close, and refuses new ones", async () => {
+    const { peer, sent } = recordingPeer();
+    const first = peer.request("a", null);
+    const second = peer.request("b", null, { timeoutMs: 60_000 });
+    peer.close("the bundle exited");
+    await expect(first).rejects.toThrow(new JsonRpcPeerError("closed", "no answer to a: the bundle exited"));
+    await expect(second).rejects.toMatchObject({ code: "closed" });
+    await expect(peer.request("c", null)).rejects.toMatchObject({ code: "closed" });
+    peer.notify("n", null);
+    expect(sent).toHaveLength(2);
+    expect(peer.closed).toBe(true);
+    expect(peer.pendingCount).toBe(0);
+  });
+
+  it("rejects a request that gets no answer within its timeout, and forgets it", async () => {
+    vi.useFakeTimers();
+    const { peer, problems } = recordingPeer();
+    const pending = peer.request("slow", null, { timeoutMs: 500 });
+    const outcome = pending.catch((error: unknown) => error);
+    vi.advanceTimersByTime(499);
+    expect(peer.pendingCount).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(await outcome).toMatchObject({ code: "timeout", message: "slow got no answer within 500 ms" });
+    peer.receiveLine('{"jsonrpc":"2.0","id":1,"result":1}');
+    expect(problems).toEqual(["answer to unknown id 1"]);
+  });
+
+  it("rejects a request it cannot send, instead of leaving it pending", async () => {
+    const peer = new JsonRpcPeer({
+      send: () => {
+        throw new Error("EPIPE");
+      },
+      onRequest: () => null,
+    });
+    await expect(peer.request("m", null)).rejects.toMatchObject({
+      code: "send-failed",
+      message: "cannot send m: EPIPE",
+    });
+    await expect(peer.request("m", { n: 1n })).rejects.toMatchObject({ code: "send-failed" });
+    expect(peer.pendingCount).toBe(0);
+  });
+
+  it("never throws from receiveLine, even when the protocol error hook throws", () => {
+    const peer = new JsonRpcPeer({
+      send: () => {},
+      onRequest: () => null,
+      onProtocolError: () => {
+        throw new Error("logger down");
+      },
+    });
+    expect(() => peer.receiveLine("garbage")).not.toThrow();
+    expect(() => peer.receiveLine('{"jsonrpc":"2.0","id":5,"result":1}')).not.toThrow();
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { NdjsonLineReader } from "./ndjson.js";
+
+function collect(maxLineBytes?: number) {
+  const lines: string[] = [];
+  const oversize: number[] = [];
+  const invalid: number[] = [];
+  const truncated: number[] = [];
+  const reader = new NdjsonLineReader({
+    ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+    onLine: (line) => lines.push(line),
+    onOversize: (bytes) => oversize.push(bytes),
+    onInvalidUtf8: (bytes) => invalid.push(bytes),
+    onTruncated: (bytes) => truncated.push(bytes),
+  });
+  return { reader, lines, oversize, invalid, truncated };
+}
+
+const encoder = new TextEncoder();
+
+describe("NdjsonLineReader", () => {
+  it("delivers the same lines wherever the chunk boundaries fall", () => {
+    const text = '{"a":1}\n{"b":"é🚀"}\r\n\n  \n{"c":[1,2]}\n';
+    const bytes = encoder.encode(text);
+    for (let first = 0; first <= bytes.length; first++) {
+      for (let second = first; second <= bytes.length; second++) {
+        const { reader, lines } = collect();
+        reader.push(bytes.subarray(0, first));
+        reader.push(bytes.subarray(first, second));
+        reader.push(bytes.subarray(second));
+        expect(lines, `${first}/${second}`).toEqual(['{"a":1}', '{"b":"é🚀"}', '{"c":[1,2]}']);
+      }
+    }
+  });
+
+  it("decodes a multi-byte character split across chunks, one byte at a time", () => {
+    const { reader, lines } = collect();
+    for (const byte of encoder.encode('"𝄞 ü 中"\n')) reader.push(Uint8Array.of(byte));
+    expect(lines).toEqual(['"𝄞 ü 中"']);
+  });
+
+  it("takes strings too, and strips CRLF", () => {
+    const { reader, lines } = collect();
+    reader.push("one\r\ntwo\r");
+    reader.push("\nthree\n");
+    expect(lines).toEqual(["one", "two", "three"]);
+  });
+
+  it("refuses a line over the bound once, skips it, and delivers the next line", () => {
+    const { reader, lines, oversize } = collect(8);
+    reader.push("12345678\n");
+    reader.push("123456789");
+    reader.push("0123456789\nok\n");
+    expect(lines).toEqual(["12345678", "ok"]);
+    expect(oversize).toEqual([9]);
+  });
+
+  it("never holds more than the bound of one line", () => {
+    const { reader, oversize } = collect(1024);
+    const chunk = new Uint8Array(100).fill(0x61);
+    for (let index = 0; index < 1000; index++) {
+      reader.push(chunk);
+      expect(reader.bufferedBytes).toBeLessThanOrEqual(1024);
+    }
+    expect(oversize).toEqual([1100]);
+    expect(reader.bufferedBytes).toBe(0);
+  });
+
+  it("counts a CR before the newline in the bound", () => {
+    const { reader, lines, oversize } = collect(4);
+    reader.push("abcd\nabcd\r\n");
+    expect(lines).toEqual(["abcd"]);
+    expect(oversize).toEqual([5]);
+  });
+
+  it("copies what it keeps, so a reused chunk buffer cannot change a line", () => {
+    const { reader, lines } = collect();
+    const buffer = Buffer.from('{"a":1}');
+    reader.push(buffer);
+    buffer.write('{"b":2}');
+    reader.push("\n");
+    expect(lines).toEqual(['{"a":1}']);
+  });
+
+  it("skips a line that is not valid UTF-8 and goes on", () => {
+    const { reader, lines, invalid } = collect();
+    reader.push(Uint8Array.of(0x22, 0xff, 0x22, 0x0a, 0xe2, 0x82, 0x0a));
+    reader.push("fine\n");
+    expect(lines).toEqual(["fine"]);
+    expect(invalid).toEqual([3, 2]);
+  });
+
+  it("reports a truncated last line on end, without delivering it", () => {
+    const { reader, lines, truncated } = collect();
+    reader.push('{"a":1}\n{"b":');
+    reader.end();
+    expect(lines).toEqual(['{"a":1}']);
+    expect(truncated).toEqual([5]);
+    reader.end();
+    expect(truncated).toEqual([5]);
+  });
+
+  it("does not call an oversize line truncated", () => {
+    const { reader, truncated, oversize } = collect(4);
+    reader.push("abcdef");
+    reader.end();
+    expect(oversize).toEqual([6]);
+    expect(truncated).toEqual([]);
+  });
+
+  it("refuses a bound that is not a positive integer", () => {
+    for (const maxLineBytes of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new NdjsonLineReader({ maxLineBytes, onLine: () => {}, onOversize: () => {} })).toThrow(RangeError);
+    }
+  });
+});
