@@ -1,0 +1,123 @@
+import { streamName } from "@mesh/manifest-schema";
+import type { Entry } from "@mesh/state-protocol";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { headers } from "@nats-io/nats-core";
+import { isApiError, JETSTREAM_CODES } from "./errors.js";
+
+/**
+ * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
+ * in its subject form (`$JS.API.DIRECT.GET.KV_B.$KV.B.<key>`) and publishes to `$KV.B.<key>`.
+ * Errors are the client's; the service maps them to reasons.
+ */
+
+/** What the stream holds for a key: a value or a delete marker (`DEL` or `PURGE`). */
+export type StoredEntry =
+  | (Entry & { deleted: false })
+  | { key: string; revision: number; updated: string; deleted: true };
+
+const OPERATION_HEADER = "KV-Operation";
+const EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Values are stored as JSON text; anything else (written by another client) reads as its text. */
+export function decodeValue(data: Uint8Array): unknown {
+  const text = decoder.decode(data);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function isDeleteOperation(operation: string | undefined): boolean {
+  return operation === "DEL" || operation === "PURGE";
+}
+
+/** The outcome of a conditional write whose revision was not the last one. */
+export class WrongRevision extends Error {
+  readonly currentRevision: number;
+  constructor(currentRevision: number) {
+    super(`the last revision is ${currentRevision}`);
+    this.name = "WrongRevision";
+    this.currentRevision = currentRevision;
+  }
+}
+
+export class BucketClient {
+  readonly bucket: string;
+  readonly stream: string;
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+
+  constructor(bucket: string, js: JetStreamClient, jsm: JetStreamManager) {
+    this.bucket = bucket;
+    this.stream = streamName(bucket);
+    this.js = js;
+    this.jsm = jsm;
+  }
+
+  subject(key: string): string {
+    return `$KV.${this.bucket}.${key}`;
+  }
+
+  /** The last message of a key, value or delete marker; `null` when the key never existed (or was purged away). */
+  async read(key: string): Promise<StoredEntry | null> {
+    const message = await this.jsm.direct.getMessage(this.stream, { last_by_subj: this.subject(key) });
+    if (message === null || message.subject !== this.subject(key)) return null;
+    const updated = message.time.toISOString();
+    if (isDeleteOperation(message.header?.get(OPERATION_HEADER))) {
+      return { key, revision: message.seq, updated, deleted: true };
+    }
+    return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };
+  }
+
+  /** The key's last revision as a writer must name it: 0 when absent or deleted. */
+  async currentRevision(key: string): Promise<number> {
+    const entry = await this.read(key);
+    return entry === null || entry.deleted ? 0 : entry.revision;
+  }
+
+  /**
+   * Writes a value. `revision` undefined: unconditional; 0: only if absent (a deleted key is absent:
+   * the write then names the delete marker's revision, as `kv.create` does); n: only if n is the last.
+   * Throws `WrongRevision` when the condition fails.
+   */
+  async put(key: string, value: unknown, revision?: number): Promise<number> {
+    const data = encoder.encode(JSON.stringify(value));
+    if (revision !== 0) return this.publish(key, data, revision);
+    try {
+      return await this.publish(key, data, 0);
+    } catch (error) {
+      if (!(error instanceof WrongRevision)) throw error;
+      const entry = await this.read(key);
+      if (entry === null || !entry.deleted) throw new WrongRevision(entry?.revision ?? 0);
+      return this.publish(key, data, entry.revision);
+    }
+  }
+
+  /** Writes a delete marker; `revision` as in `put` (0: only if the key never had a message). */
+  async delete(key: string, revision?: number): Promise<void> {
+    const header = headers();
+    header.set(OPERATION_HEADER, "DEL");
+    await this.publish(key, new Uint8Array(0), revision, header);
+  }
+
+  private async publish(
+    key: string,
+    data: Uint8Array,
+    revision: number | undefined,
+    header = headers(),
+  ): Promise<number> {
+    if (revision !== undefined) header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
+    try {
+      const ack = await this.js.publish(this.subject(key), data, { headers: header });
+      return ack.seq;
+    } catch (error) {
+      if (isApiError(error, JETSTREAM_CODES.wrongLastSequence, JETSTREAM_CODES.wrongLastSequenceUnknown)) {
+        throw new WrongRevision(await this.currentRevision(key));
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,291 @@
+import type { ConsumerConfig, JetStreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
+import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
+import { isDeleteOperation } from "./bucket.js";
+import type { Clock, StateLimits } from "./types.js";
+
+/**
+ * One ephemeral pull consumer on a bucket, read in bounded batches with raw pull requests
+ * (`$JS.API.CONSUMER.MSG.NEXT.KV_B.<name>`): no push consumer, no flow control, no acks. The reader
+ * notices a lost consumer itself — a 409 "Consumer Deleted", a 503, two missed idle heartbeats, a gap in
+ * delivery sequences — and reports it as `ConsumerLost`; the caller decides how to resume.
+ */
+
+export interface PulledMessage {
+  key: string;
+  /** The stream sequence: the entry's revision. */
+  revision: number;
+  operation: "put" | "delete";
+  data: Uint8Array;
+  updated: string;
+  /** Messages the consumer still had to deliver after this one, as the server counted them. */
+  pending: number;
+}
+
+export type ReaderStart =
+  | { policy: "last_per_subject" }
+  | { policy: "all" }
+  | { policy: "by_start_sequence"; startSequence: number };
+
+export interface ReaderOptions {
+  connection: NatsConnection;
+  jsm: JetStreamManager;
+  inboxPrefix: string;
+  stream: string;
+  bucket: string;
+  /** A key or a filter with wildcards, without the `$KV.<bucket>.` prefix. */
+  filter: string;
+  start: ReaderStart;
+  headersOnly?: boolean;
+  limits: StateLimits;
+  clock: Clock;
+}
+
+/** The consumer is gone or its deliveries were interrupted; resume after the last message taken. */
+export class ConsumerLost extends Error {
+  constructor(why: string) {
+    super(`consumer lost: ${why}`);
+    this.name = "ConsumerLost";
+  }
+}
+
+const STATUS_HEARTBEAT = 100;
+
+export class ConsumerReader {
+  readonly name = `rs_${nuid.next()}`;
+  /** Messages the consumer had to deliver when it was created. */
+  numPendingAtCreate = 0;
+  private readonly options: ReaderOptions;
+  private readonly prefix: string;
+  private subscription: Subscription | undefined;
+  private inbox = "";
+  private buffer: PulledMessage[] = [];
+  private lastDeliverySequence = 0;
+  private lastRevisionTaken = 0;
+  /** Credits left in the open pull request; 0 when none is open. */
+  private credits = 0;
+  private requestEnded = false;
+  private lost: ConsumerLost | undefined;
+  private wake: (() => void) | undefined;
+  private watchdog: unknown;
+  private closed = false;
+
+  constructor(options: ReaderOptions) {
+    this.options = options;
+    this.prefix = `$KV.${options.bucket}.`;
+  }
+
+  /** Creates the consumer and its inbox subscription; resolves with the server's pending count. */
+  async open(): Promise<number> {
+    const { jsm, stream, start, limits } = this.options;
+    const config: Partial<ConsumerConfig> = {
+      name: this.name,
+      filter_subject: this.prefix + this.options.filter,
+      ack_policy: AckPolicy.None,
+      mem_storage: true,
+      inactive_threshold: nanos(limits.consumerInactiveMs),
+      headers_only: this.options.headersOnly === true ? true : undefined,
+      deliver_policy:
+        start.policy === "last_per_subject"
+          ? DeliverPolicy.LastPerSubject
+          : start.policy === "all"
+            ? DeliverPolicy.All
+            : DeliverPolicy.StartSequence,
+      opt_start_seq: start.policy === "by_start_sequence" ? start.startSequence : undefined,
+    };
+    this.inbox = createInbox(this.options.inboxPrefix);
+    this.subscription = this.options.connection.subscribe(this.inbox, {
+      callback: (error, message) =>
+        error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
+    });
+    const info = await jsm.consumers.add(stream, config);
+    this.numPendingAtCreate = info.num_pending;
+    return info.num_pending;
+  }
+
+  /** The revision of the last message handed out by `take` (0 before any). */
+  get lastRevision(): number {
+    return this.lastRevisionTaken;
+  }
+
+  /**
+   * Waits for the next messages: returns when a batch is full, when the consumer is caught up (a
+   * message with pending 0) or when the pull ended; `[]` means a whole pull ended with nothing new.
+   * Throws `ConsumerLost`. Holds at most one batch.
+   */
+  async take(): Promise<PulledMessage[]> {
+    for (;;) {
+      if (this.closed) return [];
+      const ready = this.readyBatch();
+      if (ready) return this.handOut(ready);
+      if (this.lost) throw this.lost;
+      if (this.credits === 0) this.requestMore();
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Deletes the consumer on the server now and drops the subscription. Never throws. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.clearWatchdog();
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.credits = 0;
+    this.wake?.();
+    try {
+      await this.options.jsm.consumers.delete(this.options.stream, this.name);
+    } catch {
+      // Gone already, or NATS is unreachable: inactive_threshold removes it within ~30 s.
+    }
+  }
+
+  /** Marks the consumer lost, from outside (a reconnect: deliveries may have been dropped meanwhile). */
+  markLost(why: string): void {
+    if (this.lost) return;
+    this.lost = new ConsumerLost(why);
+    this.clearWatchdog();
+    this.wake?.();
+  }
+
+  private readyBatch(): PulledMessage[] | undefined {
+    if (this.buffer.length === 0) return this.requestEnded && this.credits === 0 ? this.endedEmpty() : undefined;
+    const last = this.buffer[this.buffer.length - 1]!;
+    if (
+      this.buffer.length >= this.options.limits.batchEvents ||
+      last.pending === 0 ||
+      this.credits === 0 ||
+      this.lost
+    ) {
+      return this.buffer;
+    }
+    return undefined;
+  }
+
+  private endedEmpty(): PulledMessage[] {
+    this.requestEnded = false;
+    return [];
+  }
+
+  private handOut(batch: PulledMessage[]): PulledMessage[] {
+    this.buffer = [];
+    this.requestEnded = false;
+    if (batch.length > 0) this.lastRevisionTaken = batch[batch.length - 1]!.revision;
+    return batch;
+  }
+
+  private requestMore(): void {
+    const { limits, connection, stream } = this.options;
+    this.credits = limits.batchEvents;
+    this.requestEnded = false;
+    const request = {
+      batch: limits.batchEvents,
+      max_bytes: limits.batchBytes,
+      expires: nanos(limits.pullExpiresMs),
+      idle_heartbeat: nanos(limits.idleHeartbeatMs),
+    };
+    try {
+      connection.publish(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${this.name}`, JSON.stringify(request), {
+        reply: this.inbox,
+      });
+    } catch (error) {
+      this.markLost(`pull request failed: ${(error as Error).message}`);
+      return;
+    }
+    this.armWatchdog();
+  }
+
+  private receive(message: Msg): void {
+    if (this.lost || this.closed) return;
+    this.armWatchdog();
+    const code = message.headers?.code ?? 0;
+    if (!message.reply && code > 0) {
+      this.receiveStatus(code, message.headers?.description ?? "");
+      return;
+    }
+    const parsed = parseAckReply(message.reply ?? "");
+    if (!parsed) return;
+    if (parsed.deliverySequence !== this.lastDeliverySequence + 1) {
+      this.markLost(`delivery ${parsed.deliverySequence} after ${this.lastDeliverySequence}: messages were dropped`);
+      return;
+    }
+    this.lastDeliverySequence = parsed.deliverySequence;
+    this.credits = Math.max(0, this.credits - 1);
+    if (this.credits === 0) this.clearWatchdog();
+    // nats-server 2.9.10 can deliver a last_per_subject message twice (measured): each revision once.
+    const lastSeen = this.buffer.length > 0 ? this.buffer[this.buffer.length - 1]!.revision : this.lastRevisionTaken;
+    if (parsed.streamSequence > lastSeen) {
+      this.buffer.push({
+        key: message.subject.slice(this.prefix.length),
+        revision: parsed.streamSequence,
+        operation: isDeleteOperation(message.headers?.get("KV-Operation")) ? "delete" : "put",
+        data: message.data,
+        updated: new Date(Number(parsed.timestampNanos / 1_000_000n)).toISOString(),
+        pending: parsed.pending,
+      });
+    }
+    this.wake?.();
+  }
+
+  private receiveStatus(code: number, description: string): void {
+    if (code === STATUS_HEARTBEAT) return;
+    if (code === 409 && /consumer deleted/i.test(description)) {
+      this.markLost("409 consumer deleted");
+      return;
+    }
+    if (code === 503) {
+      this.markLost("503 no responders");
+      return;
+    }
+    if (code >= 400 && code !== 404 && code !== 408 && code !== 409) {
+      this.markLost(`${code} ${description}`);
+      return;
+    }
+    // 404/408: the pull expired; 409 otherwise: it ended early (max bytes, max waiting). Pull again.
+    this.credits = 0;
+    this.requestEnded = true;
+    this.clearWatchdog();
+    this.wake?.();
+  }
+
+  /** Two missed heartbeats and a half while a pull is open: the consumer (or the server) is gone. */
+  private armWatchdog(): void {
+    this.clearWatchdog();
+    if (this.credits === 0) return;
+    const { clock, limits } = this.options;
+    this.watchdog = clock.setTimeout(
+      () => this.markLost("idle heartbeats missed"),
+      Math.round(limits.idleHeartbeatMs * 2.5),
+    );
+  }
+
+  private clearWatchdog(): void {
+    if (this.watchdog !== undefined) this.options.clock.clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+  }
+}
+
+/**
+ * Parses `$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>` and the
+ * newer form with domain and account hash (`$JS.ACK.<domain>.<hash>.<stream>.….<pending>.<random>`).
+ */
+export function parseAckReply(
+  reply: string,
+): { streamSequence: number; deliverySequence: number; timestampNanos: bigint; pending: number } | undefined {
+  const tokens = reply.split(".");
+  if (tokens[0] !== "$JS" || tokens[1] !== "ACK") return undefined;
+  const offset = tokens.length === 9 ? 0 : tokens.length >= 12 ? 2 : -1;
+  if (offset < 0) return undefined;
+  try {
+    return {
+      streamSequence: Number(tokens[5 + offset]),
+      deliverySequence: Number(tokens[6 + offset]),
+      timestampNanos: BigInt(tokens[7 + offset]!),
+      pending: Number(tokens[8 + offset]),
+    };
+  } catch {
+    return undefined;
+  }
+}

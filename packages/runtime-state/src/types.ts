@@ -1,0 +1,75 @@
+import type { Membership } from "@mesh/manifest-schema";
+import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { Logger } from "pino";
+
+/**
+ * The contract of runtime-state: what the node runtime passes in and gets back.
+ *
+ * @example
+ * const service = createStateService({ connection, membership, logger });
+ * const stdio = serveStdio({ service, input: child.stdout, output: child.stdin, logger });
+ * await stdio.closed; // the bundle exited: its watches are stopped and their consumers deleted
+ */
+
+/** Bounds the runtime keeps to; every field has a default (`DEFAULT_LIMITS`). */
+export interface StateLimits {
+  /** Most events in one `mesh/state` request. */
+  batchEvents: number;
+  /** Most bytes pulled from NATS for one batch (a value is at most 256 KiB, so at least 512 KiB). */
+  batchBytes: number;
+  /** How long a get, put or delete waits for NATS before answering `unavailable`. */
+  requestTimeoutMs: number;
+  /** How long one pull waits for new messages before it is renewed. */
+  pullExpiresMs: number;
+  /** The server's idle heartbeat on a pull: two missed ones mean the consumer is lost. */
+  idleHeartbeatMs: number;
+  /** A finished or abandoned consumer is removed by the server after this idle time. */
+  consumerInactiveMs: number;
+  /** How long a watch keeps trying to recover before it ends with `unavailable`. */
+  recoveryBudgetMs: number;
+  /** Most open watches per bundle. */
+  maxWatches: number;
+}
+
+/** Time, injected so tests and the runtime agree on one clock. */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Sends one batch of a watch's events to the bundle; resolves when the bundle answered it. */
+export type DeliverWatchEvents = (watch: string, events: WatchEvent[]) => Promise<void>;
+
+export interface StateServiceOptions {
+  /** The state connection (the machine's user in the STATE account), connected with `inboxPrefix`. */
+  connection: NatsConnection;
+  /** The membership the controller issued for this bundle's module; parsed with `parseMembership`. */
+  membership: unknown;
+  /** Silent when absent. */
+  logger?: Logger;
+  limits?: Partial<StateLimits>;
+  clock?: Clock;
+  /** The connection's inbox prefix; read from the connection's options when absent. */
+  inboxPrefix?: string;
+}
+
+export interface StateService {
+  /** The module this service serves. */
+  readonly module: string;
+  readonly membership: Membership;
+  /**
+   * Answers one bundle-to-runtime request. Rejects with `StateRefusal` (a JSON-RPC error with
+   * `data.reason`) or, for a method that is not a state verb, a JSON-RPC "method not found".
+   */
+  handle(method: string, params: unknown): Promise<unknown>;
+  /** Where watch batches go. Set once, by the transport adapter, before the bundle's first request. */
+  bindBundle(deliver: DeliverWatchEvents): void;
+  /** How many watches are open. */
+  readonly watchCount: number;
+  /** Stops every watch and deletes its consumer; no request is served afterwards. */
+  close(reason?: string): Promise<void>;
+}
+
+export type { StateMethod };

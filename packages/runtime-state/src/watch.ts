@@ -1,0 +1,241 @@
+import { encodedValueSize, type WatchEndReason, type WatchEvent } from "@mesh/state-protocol";
+import type { Logger } from "pino";
+import { decodeValue } from "./bucket.js";
+import { classifyNatsError, JETSTREAM_CODES } from "./errors.js";
+import { sleep } from "./limits.js";
+import {
+  ConsumerLost,
+  type ConsumerReader,
+  type PulledMessage,
+  type ReaderOptions,
+  type ReaderStart,
+} from "./reader.js";
+import type { DeliverWatchEvents } from "./types.js";
+
+/**
+ * One watch: the current values as puts, exactly one `current`, then every change in revision order,
+ * delivered in bounded batches with one batch in flight.
+ *
+ * Where `current` falls (docs/decisions/0003-where-current-falls.md): the consumer is created with
+ * `last_per_subject`; its pending count at creation is the size of the initial set. While in the initial
+ * phase, a message whose key was already seen is a change, so `current` goes out before it; a first-seen
+ * delete is dropped (the bundle never had that key); a first-seen put is a current value. The phase also
+ * ends after the counted number of messages or a message with pending 0. The server may skip initial
+ * messages overwritten before delivery, so the count can overshoot into live changes: the seen-key rule
+ * keeps that harmless (live puts of unseen keys are current values, live deletes of unseen keys are moot).
+ */
+
+export type WatchReaderFactory = (start: ReaderStart) => ConsumerReader;
+
+export interface WatchOptions {
+  id: string;
+  module: string;
+  /** The bucket as the module names it, for logs. */
+  bucket: string;
+  newReader: WatchReaderFactory;
+  readerDefaults: Pick<ReaderOptions, "limits" | "clock">;
+  deliver: DeliverWatchEvents;
+  logger: Logger;
+  onEnded: (watch: Watch) => void;
+}
+
+const EVENT_OVERHEAD_BYTES = 128;
+
+export class Watch {
+  readonly id: string;
+  private readonly options: WatchOptions;
+  private reader: ConsumerReader | undefined;
+  private phase: "initial" | "live" = "initial";
+  private readonly seen = new Set<string>();
+  private initialTaken = 0;
+  private initialExpected = 0;
+  /** The last stream sequence handled (delivered or deliberately dropped): recovery resumes after it. */
+  private lastRevision = 0;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  /** `current` is owed to the bundle without a message to hang it on. */
+  private currentDue = false;
+
+  constructor(options: WatchOptions) {
+    this.id = options.id;
+    this.options = options;
+  }
+
+  /** Creates the first consumer; rejects with the client's error when NATS refuses or does not answer. */
+  async open(): Promise<void> {
+    await this.openReader({ policy: "last_per_subject" });
+    this.options.logger.info({ watch: this.id, pending: this.initialExpected }, "watch started");
+  }
+
+  /** Starts delivering. Called after the bundle has the watch id. */
+  run(): void {
+    this.loop ??= this.pump().catch((error: unknown) => {
+      this.options.logger.error({ watch: this.id, err: error }, "watch failed");
+      return this.end("internal", `the watch stopped on an unexpected error: ${(error as Error).message}`);
+    });
+  }
+
+  /** Notes that deliveries may have been dropped (the connection was re-established). */
+  interrupt(why: string): void {
+    this.reader?.markLost(why);
+  }
+
+  /** Stops delivering and deletes the consumer now. */
+  async stop(why: string): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.reader?.close();
+    this.options.logger.info({ watch: this.id, why }, "watch stopped");
+  }
+
+  private async openReader(start: ReaderStart): Promise<void> {
+    const reader = this.options.newReader(start);
+    this.reader = reader;
+    try {
+      const pending = await reader.open();
+      this.initialExpected = this.initialTaken + pending;
+      // Nothing (more) to deliver from the initial set: the bundle is current now.
+      if (this.phase === "initial" && pending === 0) {
+        this.phase = "live";
+        this.currentDue = true;
+      }
+    } catch (error) {
+      await reader.close();
+      throw error;
+    }
+  }
+
+  private async pump(): Promise<void> {
+    let events: WatchEvent[] = [];
+    while (!this.stopped) {
+      if (this.currentDue) {
+        this.currentDue = false;
+        events = [...events, { type: "current" }];
+      }
+      if (events.length > 0) {
+        for (const batch of this.batches(events)) {
+          if (this.stopped) return;
+          await this.options.deliver(this.id, batch);
+        }
+      }
+      if (this.stopped) return;
+      let messages: PulledMessage[];
+      try {
+        messages = await this.reader!.take();
+      } catch (error) {
+        if (!(error instanceof ConsumerLost)) throw error;
+        if (!(await this.recover(error.message))) return;
+        events = [];
+        continue;
+      }
+      events = this.handle(messages);
+    }
+  }
+
+  /** Turns pulled messages into events, placing `current`. */
+  private handle(messages: PulledMessage[]): WatchEvent[] {
+    const events: WatchEvent[] = [];
+    // A pull that ended with nothing while still initial: whatever was counted was skipped by the server.
+    if (messages.length === 0 && this.phase === "initial") {
+      this.phase = "live";
+      events.push({ type: "current" });
+    }
+    for (const message of messages) {
+      if (message.revision <= this.lastRevision) continue;
+      this.lastRevision = message.revision;
+      if (this.phase === "live") {
+        events.push(toEvent(message));
+        continue;
+      }
+      if (this.seen.has(message.key)) {
+        this.phase = "live";
+        events.push({ type: "current" }, toEvent(message));
+        continue;
+      }
+      this.seen.add(message.key);
+      this.initialTaken++;
+      if (message.operation === "put") events.push(toEvent(message));
+      if (message.pending === 0 || this.initialTaken >= this.initialExpected) {
+        this.phase = "live";
+        events.push({ type: "current" });
+      }
+    }
+    if (this.phase === "live") this.seen.clear();
+    return events;
+  }
+
+  /** Splits events into `mesh/state` requests bounded in count and bytes. */
+  private *batches(events: WatchEvent[]): Generator<WatchEvent[]> {
+    const { batchEvents, batchBytes } = this.options.readerDefaults.limits;
+    let batch: WatchEvent[] = [];
+    let bytes = 0;
+    for (const event of events) {
+      const size = EVENT_OVERHEAD_BYTES + (event.type === "put" ? encodedValueSize(event.value) + event.key.length : 0);
+      if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchBytes)) {
+        yield batch;
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(event);
+      bytes += size;
+    }
+    if (batch.length > 0) yield batch;
+  }
+
+  /** Replaces a lost consumer, resuming after the last revision handled. `false` when the watch ended. */
+  private async recover(why: string): Promise<boolean> {
+    const { logger, readerDefaults } = this.options;
+    const { clock, limits } = readerDefaults;
+    void this.reader?.close();
+    const deadline = clock.now() + limits.recoveryBudgetMs;
+    const start: ReaderStart =
+      this.lastRevision === 0 && this.phase === "initial"
+        ? { policy: "last_per_subject" }
+        : { policy: "by_start_sequence", startSequence: this.lastRevision + 1 };
+    logger.warn({ watch: this.id, reason: why, resumeAt: this.lastRevision + 1 }, "watch recovering");
+    for (let attempt = 0; !this.stopped; attempt++) {
+      try {
+        await this.openReader(start);
+        logger.info({ watch: this.id, attempts: attempt + 1 }, "watch recovered");
+        return true;
+      } catch (error) {
+        const failure = classifyNatsError(error);
+        if (failure.kind === "denied") {
+          await this.end(
+            "denied",
+            `the NATS server refused to recreate the watch's consumer: ${failure.subject ?? ""}`,
+          );
+          return false;
+        }
+        if (failure.kind === "api" && failure.code === JETSTREAM_CODES.streamNotFound) {
+          await this.end("bucket-missing", `bucket ${this.options.bucket} no longer exists on the server`);
+          return false;
+        }
+        if (clock.now() >= deadline) {
+          await this.end(
+            "unavailable",
+            `NATS did not let the watch resume within ${limits.recoveryBudgetMs} ms: watch again when it is back`,
+          );
+          return false;
+        }
+        await sleep(clock, Math.min(2_000, 250 * 2 ** attempt));
+      }
+    }
+    return false;
+  }
+
+  private async end(reason: WatchEndReason, message: string): Promise<void> {
+    if (this.stopped) return;
+    this.options.logger.warn({ watch: this.id, reason }, "watch ended");
+    await this.stop(`ended: ${reason}`);
+    this.options.onEnded(this);
+    await this.options.deliver(this.id, [{ type: "ended", reason, message }]).catch(() => undefined);
+  }
+}
+
+function toEvent(message: PulledMessage): WatchEvent {
+  const { key, revision, updated } = message;
+  return message.operation === "delete"
+    ? { type: "delete", key, revision, updated }
+    : { type: "put", key, value: decodeValue(message.data) as never, revision, updated };
+}
