@@ -1,0 +1,63 @@
+import { parseArgs } from "node:util";
+import { composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import { loadCatalogue } from "../catalogue-files.js";
+import { type Command, UsageError } from "../command.js";
+
+const HELP = `Usage: mesh-state grants --catalogue DIR --machine NAME --assign MOD[,MOD...] [--format json|conf]
+                         [--nkey UKEY | --password PASSWORD]
+
+Prints the NATS permissions of one machine's state user, composed from a catalogue (a folder of manifest
+JSON files) and the modules assigned to the machine: for each bucket a module owns, the owner's subjects;
+for each bucket it reads, the reader's; and the machine's own inbox. No server is needed.
+
+Options:
+  --catalogue DIR   folder of manifest *.json files
+  --machine NAME    the machine (its user is state-NAME, its inbox prefix _INBOX_NAME)
+  --assign MODS     the modules assigned to the machine, comma-separated
+  --format FORMAT   json (default): the grant; conf: the STATE account block for nats-server's config
+  --nkey UKEY       conf only: the user authenticates with this public nkey
+  --password PW     conf only: the user authenticates with this password (development)
+
+Example:
+  mesh-state grants --catalogue examples/operators-agent/manifests --machine node-1 --assign operators-agent
+  # { "user": "state-node-1", "inboxPrefix": "_INBOX_node-1", "permissions": { "publish": { "allow": [...
+`;
+
+export const command: Command = {
+  name: "grants",
+  summary: "print the composed NATS permissions of one machine (no server)",
+  help: HELP,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        catalogue: { type: "string" },
+        machine: { type: "string" },
+        assign: { type: "string" },
+        format: { type: "string", default: "json" },
+        nkey: { type: "string" },
+        password: { type: "string" },
+      },
+    });
+    if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
+    if (!values.machine) throw new UsageError("--machine NAME is required");
+    if (values.assign === undefined) throw new UsageError("--assign MOD[,MOD...] is required");
+    if (values.format !== "json" && values.format !== "conf") throw new UsageError(`--format is json or conf, not ${values.format}`);
+    const catalogue = await loadCatalogue(values.catalogue, io.cwd);
+    const assignments = values.assign
+      .split(",")
+      .map((module) => module.trim())
+      .filter((module) => module !== "");
+    const grant = composeMachineGrant({ machine: values.machine, assignments, catalogue });
+    if (values.format === "json") {
+      io.stdout.write(`${JSON.stringify(grant, null, 2)}\n`);
+      return 0;
+    }
+    if ((values.nkey === undefined) === (values.password === undefined)) {
+      throw new UsageError("--format conf needs exactly one of --nkey UKEY or --password PASSWORD, for the user's authentication");
+    }
+    const auth = values.nkey === undefined ? { password: values.password! } : { nkey: values.nkey };
+    io.stdout.write(renderStateAccountConfig({ users: [{ grant, ...auth }] }));
+    return 0;
+  },
+};

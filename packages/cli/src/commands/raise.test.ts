@@ -1,0 +1,117 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import { startServer } from "@mesh/nats-harness";
+import { Kvm } from "@nats-io/kv";
+import { connect } from "@nats-io/transport-node";
+import { afterEach, expect, it } from "vitest";
+
+// The built CLI, as an operator runs it (the test command builds first).
+const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
+const run = promisify(execFile);
+// The controller's state user as composed, and an admin used only to seed a value.
+const ADMIN = {
+  user: "admin",
+  inboxPrefix: "_INBOX",
+  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
+};
+const CONFIG = renderStateAccountConfig({
+  users: [
+    { grant: composeControllerGrant(), password: "pw" },
+    { grant: ADMIN, password: "admin" },
+  ],
+});
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function catalogueDir(manifests: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), "mesh-raise-cli-"));
+  dirs.push(dir);
+  for (const [file, manifest] of Object.entries(manifests)) writeFileSync(join(dir, file), JSON.stringify(manifest));
+  return dir;
+}
+
+async function meshState(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+it("raise: plans, creates, updates, prints a table or JSON, and exits 1 on a conflict", async () => {
+  await using server = await startServer({ config: CONFIG });
+  const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
+  const v1 = catalogueDir({
+    "agent.json": { name: "agent", state: { "mcp-servers": {}, applied: { history: 5, ttl: "30d" } } },
+    "reader.json": { name: "reader", reads: ["agent.mcp-servers"] },
+  });
+
+  const plan = await meshState(["raise", "--catalogue", v1, ...auth, "--plan"]);
+  expect(plan).toMatchObject({ code: 0 });
+  expect(plan.stdout).toMatch(/^plan \(nothing written\)/);
+  expect(plan.stdout).toMatch(/created\s+mod_agent_applied\s+history 5, ttl 30d/);
+
+  const first = await meshState(["raise", "--catalogue", v1, ...auth, "--json"]);
+  expect(first.code).toBe(0);
+  const report = JSON.parse(first.stdout);
+  expect(report.created.map((bucket: { bucket: string }) => bucket.bucket)).toEqual([
+    "mod_agent_applied",
+    "mod_agent_mcp-servers",
+  ]);
+
+  const again = await meshState(["raise", "--catalogue", v1, ...auth]);
+  expect(again.code).toBe(0);
+  expect(again.stdout).toMatch(/unchanged\s+2 buckets/);
+
+  // history 5 -> 3 on an empty bucket loses nothing; dropping reader's bucket owner leaves a dangling read.
+  const v2 = catalogueDir({
+    "agent.json": { name: "agent", state: { "mcp-servers": {}, applied: { history: 3, ttl: "30d" } } },
+    "other.json": { name: "other", state: {}, reads: ["agent.gone"] },
+  });
+  const second = await meshState(["raise", "--catalogue", v2, ...auth]);
+  expect(second.code).toBe(0);
+  expect(second.stdout).toMatch(/updated\s+mod_agent_applied\s+history 5 -> 3/);
+  expect(second.stdout).toMatch(/dangling\s+other reads agent.gone\s+mod_agent_gone does not exist/);
+
+  // A max-bytes cut below what the bucket holds is a conflict: exit 1, the bucket says why, nothing changes.
+  const admin = await connect({ servers: server.url, user: "admin", pass: "admin" });
+  await (await new Kvm(admin).open("mod_agent_mcp-servers")).put(
+    "all.github",
+    JSON.stringify({ url: "x".repeat(100) }),
+  );
+  await admin.close();
+  const v3 = catalogueDir({
+    "agent.json": { name: "agent", state: { "mcp-servers": { maxBytes: 16 }, applied: { history: 3, ttl: "30d" } } },
+  });
+  const conflict = await meshState(["raise", "--catalogue", v3, ...auth, "--replicas", "1"]);
+  expect(conflict.code).toBe(1);
+  expect(conflict.stdout).toMatch(/unchanged\s+1 bucket\n/);
+  expect(conflict.stdout).toMatch(
+    /CONFLICT\s+mod_agent_mcp-servers\s+maxBytes 67108864 -> 16 not applied: the bucket holds \d+ bytes/,
+  );
+});
+
+it("raise: refuses a catalogue with an invalid manifest, naming the file and the path", async () => {
+  const dir = catalogueDir({ "bad.json": { name: "bad", state: { x: { history: 100 } } } });
+  const result = await meshState(["raise", "--catalogue", dir, "--server", "nats://127.0.0.1:1"]);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/bad\.json state\.x\.history: at most 64/);
+});
+
+it("raise --help has an example; a missing --catalogue is a usage error", async () => {
+  const help = await meshState(["raise", "--help"]);
+  expect(help.stdout).toMatch(/Example:\n\s+mesh-state raise --catalogue/);
+  const usage = await meshState(["raise", "--server", "nats://127.0.0.1:1"]);
+  expect(usage.code).toBe(2);
+  expect(usage.stderr).toMatch(/--catalogue DIR is required/);
+});

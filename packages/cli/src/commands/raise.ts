@@ -1,0 +1,164 @@
+import { relative } from "node:path";
+import { parseArgs } from "node:util";
+import { ControllerKvError, describeLoss, type FieldChange, type RaiseReport, raise } from "@mesh/controller-kv";
+import { controllerInboxPrefix } from "@mesh/grant-composer";
+import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
+import { readManifestFiles } from "../catalogue-files.js";
+import { type CliIo, type Command, UsageError } from "../command.js";
+import { connectToServer, SERVER_ARG_OPTIONS } from "../connect.js";
+
+const HELP = `Usage: mesh-state raise --catalogue DIR --server URL [--creds FILE | --user U --password P]
+                        [--replicas N] [--plan] [--json] [--accept-loss BUCKET]...
+
+Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
+creates what is missing, updates in place what can change without losing a value, and reports conflicts
+(what JetStream will not change, or what would discard stored values), orphans (buckets whose declaration is
+gone: kept) and dangling reads. Never deletes or purges a bucket. Exits 1 on any conflict or failure.
+
+Options:
+  --catalogue DIR        folder of *.json manifests (every registered module)
+  --server URL           nats://host:port, comma-separated for a cluster
+  --creds FILE           credentials file, or --user/--password
+  --inbox-prefix P       default _INBOX_ctl_<user> (the controller grant's inbox)
+  --replicas N           1 on one server (default), 3 on a cluster
+  --plan                 compute the report and write nothing
+  --accept-loss BUCKET   apply a history or ttl cut of this bucket although the report shows values it discards
+  --json                 print the report as JSON
+
+Example:
+  mesh-state raise --catalogue ./manifests --server nats://127.0.0.1:4222 \\
+    --user controller --password "$STATE_PASSWORD" --replicas 1 --plan
+`;
+
+export const command: Command = {
+  name: "raise",
+  summary: "create and update the declared buckets; report conflicts, orphans and dangling reads",
+  help: HELP,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        ...SERVER_ARG_OPTIONS,
+        catalogue: { type: "string" },
+        replicas: { type: "string", default: "1" },
+        plan: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        "accept-loss": { type: "string", multiple: true, default: [] },
+      },
+    });
+    if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
+    const replicas = Number(values.replicas);
+    if (!Number.isInteger(replicas) || replicas < 1)
+      throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
+    const catalogue = await loadManifests(values.catalogue, io);
+    const connection = await connectToServer(
+      {
+        ...values,
+        inboxPrefix: values["inbox-prefix"] ?? controllerInboxPrefix(values.user ?? "controller"),
+      },
+      "mesh-state raise",
+    );
+    let report: RaiseReport;
+    let failure: ControllerKvError | undefined;
+    try {
+      report = await raise({ connection, catalogue, replicas, plan: values.plan, acceptLoss: values["accept-loss"] });
+    } catch (error) {
+      if (!(error instanceof ControllerKvError) || !error.report) throw error;
+      report = error.report;
+      failure = error;
+    } finally {
+      await connection.close();
+    }
+    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, values.server ?? ""));
+    if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
+    return report.conflicts.length > 0 || report.failed.length > 0 ? 1 : 0;
+  },
+};
+
+/** Every manifest of the folder, each checked alone: cross-manifest problems are the report's to show. */
+async function loadManifests(dir: string, io: CliIo): Promise<Catalogue> {
+  const files = await readManifestFiles([dir], io.cwd);
+  if (files.length === 0) throw new UsageError(`no manifest (*.json) in ${dir}`);
+  const problems: string[] = [];
+  const catalogue = files.flatMap((file) => {
+    const where = relative(io.cwd, file.path) || file.path;
+    if (file.parseError !== undefined) {
+      problems.push(`${where}: not JSON: ${file.parseError}`);
+      return [];
+    }
+    const result = checkManifest(file.json);
+    if (result.ok) return [result.value];
+    for (const issue of result.issues) problems.push(`${where} ${formatIssue(issue)}`);
+    return [];
+  });
+  if (problems.length > 0)
+    throw new Error(`the catalogue has problems, nothing was raised:\n  ${problems.join("\n  ")}`);
+  return catalogue;
+}
+
+const NANOS_PER_SECOND = 1_000_000_000;
+
+function formatValue(field: FieldChange["field"], value: FieldChange["from"]): string {
+  if ((field === "ttl" || field === "duplicateWindow") && typeof value === "number") {
+    if (value <= 0) return "none";
+    const seconds = value / NANOS_PER_SECOND;
+    for (const [unit, size] of [
+      ["d", 86_400],
+      ["h", 3_600],
+      ["m", 60],
+    ] as const) {
+      if (seconds % size === 0) return `${seconds / size}${unit}`;
+    }
+    return `${seconds}s`;
+  }
+  return Array.isArray(value) ? value.join(",") : String(value);
+}
+
+function formatChange(change: FieldChange): string {
+  return `${change.field} ${formatValue(change.field, change.from)} -> ${formatValue(change.field, change.to)}`;
+}
+
+/** The report as a table a person reads: one line per bucket, conflicts with what to do. */
+export function formatReport(report: RaiseReport, server: string): string {
+  const rows: [string, string, string][] = [];
+  for (const bucket of report.created) {
+    const s = bucket.settings;
+    const ttl = formatValue("ttl", s.ttl);
+    rows.push([
+      "created",
+      bucket.bucket,
+      `history ${s.history}, ttl ${ttl}, max value ${s.maxValueSize} B, max ${s.maxBytes} B, R${s.replicas}`,
+    ]);
+  }
+  for (const bucket of report.updated) {
+    const loss = (bucket.loss ?? []).map((item) => `; accepted: ${describeLoss(item)}`).join("");
+    rows.push(["updated", bucket.bucket, `${bucket.changes.map(formatChange).join(", ")}${loss}`]);
+  }
+  if (report.unchanged.length > 0)
+    rows.push(["unchanged", `${report.unchanged.length} bucket${report.unchanged.length === 1 ? "" : "s"}`, ""]);
+  for (const conflict of report.conflicts) {
+    rows.push(["CONFLICT", conflict.bucket, `${formatChange(conflict.change)} not applied: ${conflict.advice}`]);
+  }
+  for (const failed of report.failed) rows.push(["FAILED", failed.bucket, `${failed.action}: ${failed.message}`]);
+  for (const orphan of report.orphans) {
+    rows.push([
+      "orphan",
+      orphan.bucket,
+      `no longer declared; kept: ${orphan.keys} keys, ${orphan.messages} messages, ${orphan.bytes} bytes`,
+    ]);
+  }
+  for (const read of report.danglingReads) {
+    rows.push([
+      "dangling",
+      `${read.module} reads ${read.reference}`,
+      read.exists ? `${read.bucket} is not declared (still on the server)` : `${read.bucket} does not exist`,
+    ]);
+  }
+  const first = Math.max(...rows.map((row) => row[0].length), 0);
+  const second = Math.max(...rows.map((row) => row[1].length), 0);
+  const title = `${report.plan ? "plan (nothing written)" : "raise"} on ${server}, replicas ${report.replicas}`;
+  const lines = rows.map(([what, bucket, detail]) =>
+    `${what.padEnd(first)}  ${bucket.padEnd(second)}  ${detail}`.trimEnd(),
+  );
+  return `${[title, ...(lines.length > 0 ? lines : ["no buckets declared, none found"])].join("\n")}\n`;
+}

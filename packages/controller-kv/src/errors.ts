@@ -1,0 +1,26 @@
+import type { RaiseReport } from "./types.js";
+
+export type ControllerKvErrorCode =
+  /** The options or the catalogue cannot be used: a bad replica count, an invalid manifest, a module twice. */
+  | "bad-options"
+  /** The server refused or did not answer a request that the whole raise depends on (listing the buckets). */
+  | "unavailable"
+  /** The controller's state user may not do what the raise needs. */
+  | "denied"
+  /** Some creates or updates failed; `report` holds what was done and `report.failed` what was not. */
+  | "incomplete"
+  /** `issueBuckets` of a module the catalogue does not hold. */
+  | "unknown-module";
+
+/** Every error controller-kv throws; `code` is stable, the message says what to do. */
+export class ControllerKvError extends Error {
+  readonly code: ControllerKvErrorCode;
+  /** With `incomplete`: the report of the raise so far. */
+  readonly report?: RaiseReport;
+  constructor(code: ControllerKvErrorCode, message: string, options: { cause?: unknown; report?: RaiseReport } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ControllerKvError";
+    this.code = code;
+    if (options.report) this.report = options.report;
+  }
+}

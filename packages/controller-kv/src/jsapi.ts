@@ -1,0 +1,139 @@
+import type { StreamInfo } from "@nats-io/jetstream";
+import { type NatsConnection, NoRespondersError, PermissionViolationError, TimeoutError } from "@nats-io/nats-core";
+
+/**
+ * The few JetStream API calls a raise makes, as plain requests: one request per call, so what a raise
+ * costs is what this file sends (the client's `streams.update()` reads the stream first; `streams.list()`
+ * may ask once more). Responses are checked for the fields the raise reads before they are trusted.
+ */
+
+export type ApiFailure = "timeout" | "no-responders" | "denied" | "server";
+
+/** A JetStream API request that did not succeed. */
+export class ApiRequestError extends Error {
+  readonly failure: ApiFailure;
+  /** JetStream's `err_code` when the server answered with an error. */
+  readonly serverCode?: number;
+  constructor(failure: ApiFailure, message: string, options: { serverCode?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ApiRequestError";
+    this.failure = failure;
+    if (options.serverCode !== undefined) this.serverCode = options.serverCode;
+  }
+}
+
+/** Server page size of STREAM.LIST (JSApiListLimit). */
+export const STREAM_LIST_PAGE = 256;
+
+export interface JetStreamApi {
+  /** Every stream of the account, a page of up to 256 per request. */
+  listStreams(): Promise<StreamInfo[]>;
+  /** Per-subject message counts of one stream (STREAM.INFO with a subjects filter, paged by the server). */
+  subjectCounts(stream: string, filter: string): Promise<Map<string, number>>;
+  createStream(config: { readonly name: string }): Promise<StreamInfo>;
+  updateStream(config: { readonly name: string }): Promise<StreamInfo>;
+}
+
+export function jetStreamApi(connection: NatsConnection, timeoutMs: number, prefix = "$JS.API"): JetStreamApi {
+  async function call(subject: string, body: unknown): Promise<Record<string, unknown>> {
+    let reply: Record<string, unknown>;
+    try {
+      const msg = await connection.request(subject, JSON.stringify(body), { timeout: timeoutMs });
+      reply = msg.json<Record<string, unknown>>();
+    } catch (error) {
+      throw describeRequestFailure(subject, error, timeoutMs);
+    }
+    if (typeof reply !== "object" || reply === null) {
+      throw new ApiRequestError("server", `${subject}: the server's answer is not a JSON object`);
+    }
+    const failure = reply.error as { err_code?: unknown; code?: unknown; description?: unknown } | undefined;
+    if (failure) {
+      const serverCode = typeof failure.err_code === "number" ? failure.err_code : undefined;
+      const description = typeof failure.description === "string" ? failure.description : JSON.stringify(failure);
+      throw new ApiRequestError(
+        "server",
+        `${subject}: ${description}${serverCode ? ` (err_code ${serverCode})` : ""}`,
+        {
+          ...(serverCode === undefined ? {} : { serverCode }),
+        },
+      );
+    }
+    return reply;
+  }
+
+  return {
+    async listStreams() {
+      const streams: StreamInfo[] = [];
+      for (;;) {
+        const page = await call(`${prefix}.STREAM.LIST`, { offset: streams.length });
+        const got = Array.isArray(page.streams) ? (page.streams as unknown[]) : [];
+        for (const info of got) streams.push(checkStreamInfo(info, `${prefix}.STREAM.LIST`));
+        const total = typeof page.total === "number" ? page.total : streams.length;
+        if (got.length === 0 || streams.length >= total) return streams;
+      }
+    },
+    async subjectCounts(stream, filter) {
+      const counts = new Map<string, number>();
+      for (;;) {
+        const subject = `${prefix}.STREAM.INFO.${stream}`;
+        const page = await call(subject, { subjects_filter: filter, offset: counts.size });
+        const info = checkStreamInfo(page, subject);
+        const subjects = info.state.subjects ?? {};
+        const before = counts.size;
+        for (const [name, count] of Object.entries(subjects)) counts.set(name, count);
+        const total = typeof page.total === "number" ? page.total : counts.size;
+        if (counts.size === before || counts.size >= total) return counts;
+      }
+    },
+    async createStream(config) {
+      const subject = `${prefix}.STREAM.CREATE.${config.name}`;
+      return checkStreamInfo(await call(subject, config), subject);
+    },
+    async updateStream(config) {
+      const subject = `${prefix}.STREAM.UPDATE.${config.name}`;
+      return checkStreamInfo(await call(subject, config), subject);
+    },
+  };
+}
+
+function describeRequestFailure(subject: string, error: unknown, timeoutMs: number): ApiRequestError {
+  const causes: unknown[] = [error, (error as { cause?: unknown } | undefined)?.cause];
+  if (causes.some((cause) => cause instanceof PermissionViolationError)) {
+    return new ApiRequestError(
+      "denied",
+      `${subject}: permission denied: connect as the controller's state user (composeControllerGrant) with its inbox prefix`,
+      { cause: error },
+    );
+  }
+  if (causes.some((cause) => cause instanceof NoRespondersError)) {
+    return new ApiRequestError(
+      "no-responders",
+      `${subject}: no JetStream answered: is JetStream enabled for this account, and does the cluster have a leader?`,
+      { cause: error },
+    );
+  }
+  if (causes.some((cause) => cause instanceof TimeoutError)) {
+    return new ApiRequestError(
+      "timeout",
+      `${subject}: no answer within ${timeoutMs} ms (is every server up, with a JetStream leader? A replicated bucket needs as many servers as replicas)`,
+      { cause: error },
+    );
+  }
+  return new ApiRequestError("server", `${subject}: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
+}
+
+/** Checks the fields of a stream info the raise relies on; the rest is passed through as the server sent it. */
+function checkStreamInfo(value: unknown, subject: string): StreamInfo {
+  const info = value as { config?: Record<string, unknown>; state?: Record<string, unknown> } | null;
+  const config = info?.config;
+  const state = info?.state;
+  const ok =
+    typeof config?.name === "string" &&
+    typeof state?.messages === "number" &&
+    typeof state?.bytes === "number" &&
+    typeof config?.max_msgs_per_subject === "number";
+  if (!ok) throw new ApiRequestError("server", `${subject}: the server's stream info lacks name, state or limits`);
+  return value as StreamInfo;
+}

@@ -1,0 +1,73 @@
+import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { type Logger, pino } from "pino";
+import { ControllerKvError } from "./errors.js";
+import type { RaiseOptions } from "./types.js";
+
+/** JetStream's largest replica count. */
+export const MAX_REPLICAS = 5;
+export const DEFAULT_TIMEOUT_MS = 5_000;
+
+export interface CheckedRaiseOptions {
+  connection: NatsConnection;
+  catalogue: Catalogue;
+  replicas: number;
+  plan: boolean;
+  acceptLoss: ReadonlySet<string>;
+  timeoutMs: number;
+}
+
+/**
+ * The edge of `raise`: every manifest is checked with the manifest schema (a caller may hand in JSON it
+ * never parsed). Cross-manifest problems other than a module registered twice are not refused: a `reads`
+ * whose bucket is gone is what the report's dangling reads are for.
+ */
+export function checkRaiseOptions(options: RaiseOptions): CheckedRaiseOptions {
+  if (typeof options !== "object" || options === null)
+    throw new ControllerKvError("bad-options", "raise takes an options object");
+  const { connection, catalogue, replicas } = options;
+  if (typeof connection?.request !== "function") {
+    throw new ControllerKvError("bad-options", "connection must be a NATS connection into the state account");
+  }
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
+    throw new ControllerKvError(
+      "bad-options",
+      `replicas must be a whole number from 1 to ${MAX_REPLICAS} (1 on one server, 3 on a cluster), got ${JSON.stringify(replicas)}`,
+    );
+  }
+  if (!Array.isArray(catalogue)) throw new ControllerKvError("bad-options", "catalogue must be an array of manifests");
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  catalogue.forEach((manifest: unknown, index) => {
+    const result = checkManifest(manifest);
+    if (!result.ok) {
+      for (const issue of result.issues) problems.push(`manifest ${index}: ${formatIssue(issue)}`);
+      return;
+    }
+    if (seen.has(result.value.name))
+      problems.push(`manifest ${index}: module ${result.value.name} is registered twice`);
+    seen.add(result.value.name);
+  });
+  if (problems.length > 0) {
+    throw new ControllerKvError(
+      "bad-options",
+      `the catalogue has problems; fix them and raise again:\n  ${problems.join("\n  ")}`,
+    );
+  }
+  const acceptLoss = options.acceptLoss ?? [];
+  if (!Array.isArray(acceptLoss) || acceptLoss.some((bucket) => typeof bucket !== "string")) {
+    throw new ControllerKvError("bad-options", "acceptLoss must be a list of bucket names (mod_<module>_<name>)");
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
+    throw new ControllerKvError(
+      "bad-options",
+      `timeoutMs must be a positive whole number, got ${JSON.stringify(timeoutMs)}`,
+    );
+  }
+  return { connection, catalogue, replicas, plan: options.plan === true, acceptLoss: new Set(acceptLoss), timeoutMs };
+}
+
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}

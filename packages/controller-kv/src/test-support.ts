@@ -1,0 +1,88 @@
+// Helpers for this package's tests (not exported from index.ts): a state account with the controller's
+// state user and an admin used only to seed and inspect, and an observer of the JetStream API requests.
+import { composeControllerGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
+import type { Catalogue, Manifest } from "@mesh/manifest-schema";
+import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { connect } from "@nats-io/transport-node";
+
+const CONTROLLER = composeControllerGrant();
+const CONTROLLER_PASSWORD = "controller-secret";
+const ADMIN: Grant = {
+  user: "admin",
+  inboxPrefix: "_INBOX_admin",
+  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
+};
+const ADMIN_PASSWORD = "admin-secret";
+
+/** The state account's config: the controller's state user as composed, and an all-powerful admin. */
+export const STATE_ACCOUNT_CONFIG = renderStateAccountConfig({
+  users: [
+    { grant: CONTROLLER, password: CONTROLLER_PASSWORD },
+    { grant: ADMIN, password: ADMIN_PASSWORD },
+  ],
+});
+
+export function connectController(servers: string | string[]): Promise<NatsConnection> {
+  return connect({ servers, user: CONTROLLER.user, pass: CONTROLLER_PASSWORD, inboxPrefix: CONTROLLER.inboxPrefix });
+}
+
+export interface Admin extends AsyncDisposable {
+  connection: NatsConnection;
+  jsm: JetStreamManager;
+  kvm: Kvm;
+  /** Subjects of the JetStream API requests the controller's user published since the last call. */
+  takeControllerRequests(): Promise<string[]>;
+}
+
+/**
+ * An admin of the state account. It subscribes to `$JS.API.>`, which in the account sees every API request
+ * any user publishes (the server delivers to local subscribers as well as to the JetStream import), so
+ * counting does not depend on how the client under test sends them.
+ */
+export async function connectAdmin(servers: string | string[]): Promise<Admin> {
+  const connection = await connect({ servers, user: ADMIN.user, pass: ADMIN_PASSWORD, inboxPrefix: ADMIN.inboxPrefix });
+  let seen: { subject: string; reply: string }[] = [];
+  const subscription = connection.subscribe("$JS.API.>", {
+    callback: (_error, msg) => {
+      seen.push({ subject: msg.subject, reply: msg.reply ?? "" });
+    },
+  });
+  await connection.flush();
+  const jsm = await jetstreamManager(connection);
+  return {
+    connection,
+    jsm,
+    kvm: new Kvm(connection),
+    async takeControllerRequests() {
+      // The copies were queued to this connection before the requester got its replies; one round trip
+      // to the server brings in everything queued before it. The reply subject tells whose request it was.
+      await connection.flush();
+      const taken = seen.filter((request) => request.reply.startsWith(`${CONTROLLER.inboxPrefix}.`));
+      seen = [];
+      return taken.map((request) => request.subject);
+    },
+    async [Symbol.asyncDispose]() {
+      subscription.unsubscribe();
+      await connection.close();
+    },
+  };
+}
+
+/** A manifest with the given state declarations and reads. */
+export function manifest(name: string, state: Manifest["state"] = {}, reads: string[] = []): Manifest {
+  return { name, state, ...(reads.length > 0 ? { reads } : {}) } as Manifest;
+}
+
+/** A catalogue of `modules` modules, each declaring `perModule` buckets with default options. */
+export function wideCatalogue(modules: number, perModule: number): Catalogue {
+  return Array.from({ length: modules }, (_, m) =>
+    manifest(`module-${m}`, Object.fromEntries(Array.from({ length: perModule }, (_, b) => [`bucket-${b}`, {}]))),
+  );
+}
+
+/** A closable disposable around a connection, for `await using`. */
+export function disposable(connection: NatsConnection): NatsConnection & AsyncDisposable {
+  return Object.assign(connection, { [Symbol.asyncDispose]: () => connection.close() });
+}

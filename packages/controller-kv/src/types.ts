@@ -1,0 +1,176 @@
+import type { Catalogue } from "@mesh/manifest-schema";
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { Logger } from "pino";
+
+/**
+ * The contract of controller-kv: what a raise takes and what it reports. The controller calls `raise` on
+ * every raise of the mesh and shows the report to its operator; `plan: true` shows it without writing.
+ *
+ * @example
+ * const report = await raise({ connection, catalogue, replicas: 3, logger });
+ * if (report.conflicts.length > 0) alertOperator(report.conflicts);
+ */
+export interface RaiseOptions {
+  /** A connection into the state account, as the controller's state user (composeControllerGrant). */
+  connection: NatsConnection;
+  /** The registered modules' manifests. Each must be a valid manifest; cross-manifest problems are reported, not refused. */
+  catalogue: Catalogue;
+  /** Replicas of every bucket: 1 on one server, 3 on a cluster. */
+  replicas: number;
+  /** Receives one line per bucket created or updated and a warning per orphan and per conflict. Silent when absent. */
+  logger?: Logger;
+  /** Compute the same report and write nothing. */
+  plan?: boolean;
+  /**
+   * Buckets (`mod_<module>_<name>`) whose reported loss the caller accepts: a history or ttl cut that the
+   * report shows would discard stored values is applied for these buckets, and stays a conflict for any
+   * other. A max-bytes cut below what a bucket holds is never applied (see README).
+   */
+  acceptLoss?: readonly string[];
+  /** Milliseconds since the epoch, for the ttl check; `Date.now` by default. */
+  now?: () => number;
+  /** Timeout of each JetStream API request in milliseconds; 5000 by default. */
+  timeoutMs?: number;
+}
+
+/** A bucket setting, named as a manifest author or operator knows it, with its JetStream config field. */
+export type BucketField =
+  | "history"
+  | "ttl"
+  | "maxValueSize"
+  | "maxBytes"
+  | "replicas"
+  | "maxConsumers"
+  | "storage"
+  | "retention"
+  | "discard"
+  | "allowDirect"
+  | "subjects"
+  | "duplicateWindow"
+  | "allowRollup"
+  | "denyDelete"
+  | "denyPurge"
+  | "maxMessages"
+  | "sealed"
+  | "mirror"
+  | "sources";
+
+export type FieldValue = number | string | boolean | readonly string[] | null;
+
+/** One setting that differs: its values as JetStream holds them (ttl and duplicate window in nanoseconds). */
+export interface FieldChange {
+  field: BucketField;
+  jetstreamField: string;
+  from: FieldValue;
+  to: FieldValue;
+}
+
+/** What a change would discard, measured before anything is written. */
+export type Loss =
+  | {
+      kind: "history";
+      /** Values that would go: for each key listed, its oldest `values`. */
+      values: number;
+      keys: { key: string; values: number }[];
+    }
+  | {
+      kind: "ttl";
+      /** Every value written before this instant (ISO 8601) would expire at once; the count is not measured. */
+      writtenBefore: string;
+      /** When the oldest stored value was written. */
+      oldest: string;
+    }
+  | {
+      kind: "maxBytes";
+      /** What the bucket holds now, and the max asked for: the server would remove the oldest values to fit. */
+      bytes: number;
+      maxBytes: number;
+    };
+
+export interface BucketRef {
+  /** `mod_<module>_<name>` */
+  bucket: string;
+  module: string;
+  name: string;
+}
+
+/** A bucket the raise created (or, with `plan`, would create), with the settings it got. */
+export interface CreatedBucket extends BucketRef {
+  settings: BucketSettings;
+}
+
+/** A bucket updated in place (or, with `plan`, that would be); `loss` lists what the caller accepted to lose. */
+export interface UpdatedBucket extends BucketRef {
+  changes: FieldChange[];
+  loss?: Loss[];
+}
+
+export type ConflictReason =
+  /** JetStream does not change this setting on an existing stream (storage, max_consumers, retention…). */
+  | "immutable"
+  /** The change would discard stored values; `loss` says which. Listing the bucket in `acceptLoss` applies a history or ttl cut. */
+  | "would-lose-data";
+
+/** A difference the raise did not apply. The bucket keeps its current value for this field. */
+export interface Conflict extends BucketRef {
+  change: FieldChange;
+  reason: ConflictReason;
+  loss?: Loss;
+  /** What an operator can do about it. */
+  advice: string;
+}
+
+/** A `mod_*` bucket whose declaration is gone. Reported, never removed. */
+export interface Orphan extends BucketRef {
+  /** Subjects holding a message (stream state num_subjects): keys, including deleted keys whose marker is kept. */
+  keys: number;
+  messages: number;
+  bytes: number;
+}
+
+/** A `reads` entry naming a bucket that no module of the catalogue declares. */
+export interface DanglingRead {
+  module: string;
+  reference: string;
+  bucket: string;
+  /** Whether the bucket is still on the server (then it is also an orphan). */
+  exists: boolean;
+}
+
+/** A create or update the server refused or did not answer; the next raise tries again. */
+export interface FailedBucket extends BucketRef {
+  action: "create" | "update";
+  /** The JetStream API error code (`err_code`) when the server gave one. */
+  serverCode?: number;
+  message: string;
+}
+
+export interface RaiseReport {
+  /** True when nothing was written (`plan: true`). */
+  plan: boolean;
+  replicas: number;
+  created: CreatedBucket[];
+  updated: UpdatedBucket[];
+  unchanged: string[];
+  conflicts: Conflict[];
+  orphans: Orphan[];
+  danglingReads: DanglingRead[];
+  failed: FailedBucket[];
+}
+
+/** The settings of a bucket as the raise makes them. */
+export interface BucketSettings {
+  history: number;
+  /** max_age in nanoseconds; 0 for no expiry. */
+  ttl: number;
+  maxValueSize: number;
+  maxBytes: number;
+  replicas: number;
+  maxConsumers: number;
+}
+
+/** Input of `issueBuckets`. */
+export interface IssueBucketsInput {
+  module: string;
+  catalogue: Catalogue;
+}
