@@ -95,10 +95,18 @@ describe("state verbs over a real bundle's stdio, as a machine holding exactly i
     await bundle.kill();
   });
 
-  // nats-server 2.9.10 evicted old entries of a discard-new bucket at max_bytes in this setup instead of
-  // refusing (a scratch run with kvm.create, history 1 and a consumer got 10077); the mapping 10077 ->
-  // bucket-full is in place, the server condition is not yet reproduced here.
-  it.todo("maps a full bucket (10077, discard new at max_bytes) to bucket-full");
+  it("refuses a value that does not fit the bucket's remaining bytes as bucket-full, keeping every earlier key", async () => {
+    // A write whose own size does not fit is refused by every server version. (A small write at the very
+    // edge is another matter on nats-server < 2.10.5: see integration/src/server-facts.test.ts.)
+    await using nats = await stateServer({ maxBytes: 4096, history: 1 });
+    const service = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
+    const written = Array.from({ length: 10 }, (_, index) => `k${index}`);
+    for (const key of written) await service.handle("mesh/state.put", { bucket: "notes", key, value: "x".repeat(200) });
+    await expect(
+      service.handle("mesh/state.put", { bucket: "notes", key: "big", value: "y".repeat(2_000) }),
+    ).rejects.toMatchObject({ reason: "bucket-full", code: -32021 });
+    expect(await service.handle("mesh/state.keys", { bucket: "notes" })).toEqual({ keys: written });
+  });
 
   it("maps the server's answers: denied within ms, unavailable when NATS is gone", async () => {
     await using nats = await stateServer();

@@ -1,0 +1,62 @@
+import { startServer } from "@mesh/nats-harness";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { describe, expect, it } from "vitest";
+
+/**
+ * Facts about the installed nats-server that the design depends on, measured again on every run so a
+ * server upgrade that changes them is noticed. docs/decisions/0004-full-buckets-and-nats-server-4771.md.
+ */
+
+function atLeast(version: string, wanted: [number, number, number]): boolean {
+  const parts = version.split(/[.-]/).slice(0, 3).map(Number);
+  for (let index = 0; index < 3; index++) {
+    if (parts[index]! !== wanted[index]) return parts[index]! > wanted[index]!;
+  }
+  return true;
+}
+
+describe("the installed nats-server", () => {
+  it("keeps every key of a full discard-new bucket only from 2.10.5 on (nats-server#4771)", async () => {
+    await using server = await startServer();
+    const connection = await connect({ servers: server.url });
+    try {
+      const version = connection.info!.version;
+      const manager = await jetstreamManager(connection);
+      const client = jetstream(connection);
+      // A bucket-shaped stream with a long name: the server's discard-new check before 2.10.5 leaves out
+      // the stored record's overhead (22 bytes + the subject), so a small write at the edge is accepted
+      // and the limit is then enforced by evicting the oldest message.
+      const bucket = "mod_operators-agent_mcp-servers";
+      await manager.streams.add({
+        name: `KV_${bucket}`,
+        subjects: [`$KV.${bucket}.>`],
+        max_bytes: 4096,
+        max_msgs_per_subject: 1,
+        discard: "new" as never,
+        storage: "file" as never,
+        allow_direct: true,
+        allow_rollup_hdrs: true,
+        deny_delete: true,
+      });
+      for (let index = 0; index < 10; index++) await client.publish(`$KV.${bucket}.all.server-${index}`, "x".repeat(200));
+      const room = 4096 - (await manager.streams.info(`KV_${bucket}`)).state.bytes;
+      // A payload one byte smaller than the room left: it fits by the old check, not once stored.
+      const edge = await client.publish(`$KV.${bucket}.all.edge`, "y".repeat(room - 1)).then(
+        () => "accepted",
+        () => "refused",
+      );
+      const state = (await manager.streams.info(`KV_${bucket}`)).state;
+      if (atLeast(version, [2, 10, 5])) {
+        expect(edge, `nats-server ${version} should refuse a write that does not fit`).toBe("refused");
+        expect(state.first_seq).toBe(1);
+      } else {
+        // The defect, as measured on 2.9.10: no refusal, the oldest keys evicted.
+        expect(edge, `nats-server ${version}: if this now refuses, update decision 0004`).toBe("accepted");
+        expect(state.first_seq, "the oldest key was evicted").toBeGreaterThan(1);
+      }
+    } finally {
+      await connection.close();
+    }
+  });
+});
