@@ -39,7 +39,8 @@ describe("the installed nats-server", () => {
         allow_rollup_hdrs: true,
         deny_delete: true,
       });
-      for (let index = 0; index < 10; index++) await client.publish(`$KV.${bucket}.all.server-${index}`, "x".repeat(200));
+      for (let index = 0; index < 10; index++)
+        await client.publish(`$KV.${bucket}.all.server-${index}`, "x".repeat(200));
       const room = 4096 - (await manager.streams.info(`KV_${bucket}`)).state.bytes;
       // A payload one byte smaller than the room left: it fits by the old check, not once stored.
       const edge = await client.publish(`$KV.${bucket}.all.edge`, "y".repeat(room - 1)).then(
