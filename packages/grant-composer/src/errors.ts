@@ -1,4 +1,4 @@
-export type GrantErrorCode = "unknown-module" | "bad-machine" | "bad-user";
+export type GrantErrorCode = "unknown-module" | "bad-machine" | "bad-user" | "bad-limit";
 
 /** Thrown when a grant cannot be composed; `code` is stable, the message says what to fix. */
 export class GrantError extends Error {

@@ -14,12 +14,28 @@ export interface RenderStateAccountInput {
   /** The account's name; `STATE` by default. */
   account?: string;
   users: readonly StateAccountUser[];
-  /** JetStream limits of the account, as nats-server config values (`max_file: "1G"`); enabled either way. */
+  /** JetStream limits of the account, as nats-server sizes (`{ maxFile: "1G" }`); JetStream is enabled either way. */
   jetstream?: { maxFile?: string; maxMemory?: string };
 }
 
 const quote = (text: string) => JSON.stringify(text);
 const list = (items: readonly string[]) => `[${items.map(quote).join(", ")}]`;
+/** A JetStream size as nats-server parses it: unquoted (`1G`); a quoted "1G" is refused by the server. */
+function size(option: string, value: string): string {
+  if (!/^[0-9]+[KMGT]?B?$/i.test(value))
+    throw new GrantError(
+      "bad-limit",
+      `jetstream.${option} ${quote(value)} is not a size: write it as 512M, 1G or a number of bytes`,
+    );
+  return value;
+}
+
+/**
+ * nats-server and nats-jwt read an empty allow list as "no restriction" (measured: a user with
+ * `publish: { allow: [] }` published anywhere in its account), so nothing allowed is written as deny-all.
+ */
+const direction = (allow: readonly string[]) => (allow.length === 0 ? `{ deny: [">"] }` : `{ allow: ${list(allow)} }`);
+const jwtDirection = (allow: readonly string[]) => (allow.length === 0 ? { deny: [">"] } : { allow: [...allow] });
 
 /**
  * The nats-server config block of the state account: JetStream on, and only the users given (the
@@ -29,36 +45,55 @@ const list = (items: readonly string[]) => `[${items.map(quote).join(", ")}]`;
  * @example renderStateAccountConfig({ users: [{ grant: composeControllerGrant(), password: "s3cret" }] })
  */
 export function renderStateAccountConfig(input: RenderStateAccountInput): string {
+  return `accounts {\n${renderStateAccount(input)}}\n`;
+}
+
+/**
+ * The state account's entry alone (`STATE { ... }`), for a server config that declares the mesh's other
+ * accounts in the same `accounts { }` block — nats-server reads one such block, not several.
+ *
+ * @example `accounts {\n  MESH { users: [...] }\n${renderStateAccount({ users })}}`
+ */
+export function renderStateAccount(input: RenderStateAccountInput): string {
   const account = input.account ?? "STATE";
-  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(account)) throw new GrantError("bad-user", `account name ${quote(account)} is not valid`);
+  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(account))
+    throw new GrantError("bad-user", `account name ${quote(account)} is not valid: use letters, digits, _ and -`);
   const seen = new Set<string>();
   const users = input.users.map(({ grant, password, nkey }) => {
-    if (seen.has(grant.user)) throw new GrantError("bad-user", `user ${grant.user} appears twice in the state account`);
+    if (seen.has(grant.user))
+      throw new GrantError(
+        "bad-user",
+        `user ${grant.user} appears twice in the state account: give each machine one user`,
+      );
     seen.add(grant.user);
     if ((password === undefined) === (nkey === undefined)) {
       throw new GrantError("bad-user", `user ${grant.user} needs exactly one of password or nkey`);
     }
-    const auth = nkey === undefined ? `user: ${quote(grant.user)}, password: ${quote(password!)}` : `nkey: ${quote(nkey)}`;
+    const auth =
+      nkey === undefined ? `user: ${quote(grant.user)}, password: ${quote(password!)}` : `nkey: ${quote(nkey)}`;
     const { publish, subscribe } = grant.permissions;
     return [
       `      { ${auth},`,
       `        permissions: {`,
-      `          publish: { allow: ${list(publish.allow)} },`,
-      `          subscribe: { allow: ${list(subscribe.allow)} } } }`,
+      `          publish: ${direction(publish.allow)},`,
+      `          subscribe: ${direction(subscribe.allow)} } }`,
     ].join("\n");
   });
   const limits = [
-    input.jetstream?.maxFile === undefined ? undefined : `max_file: ${quote(input.jetstream.maxFile)}`,
-    input.jetstream?.maxMemory === undefined ? undefined : `max_mem: ${quote(input.jetstream.maxMemory)}`,
+    input.jetstream?.maxFile === undefined ? undefined : `max_file: ${size("maxFile", input.jetstream.maxFile)}`,
+    input.jetstream?.maxMemory === undefined ? undefined : `max_mem: ${size("maxMemory", input.jetstream.maxMemory)}`,
   ].filter((line) => line !== undefined);
   const jetstream = limits.length === 0 ? "enabled" : `{ ${limits.join(", ")} }`;
-  return [`accounts {`, `  ${account} {`, `    jetstream: ${jetstream}`, `    users: [`, users.join("\n"), `    ]`, `  }`, `}`, ``].join("\n");
+  return [`  ${account} {`, `    jetstream: ${jetstream}`, `    users: [`, ...users, `    ]`, `  }`, ``].join("\n");
 }
 
-/** The permission claims of a user JWT (nats-jwt's `pub`/`sub` fields) for a composed grant. */
-export function renderJwtPermissions(grant: Grant): { pub: { allow: string[] }; sub: { allow: string[] } } {
-  return {
-    pub: { allow: [...grant.permissions.publish.allow] },
-    sub: { allow: [...grant.permissions.subscribe.allow] },
-  };
+/** A direction of a user JWT's permissions: an allow list, or deny-all when nothing is allowed. */
+export type JwtPermission = { allow: string[] } | { deny: string[] };
+
+/**
+ * The permission claims of a user JWT (nats-jwt's `pub`/`sub` fields) for a composed grant. An empty
+ * allow list becomes `deny: [">"]`, because an empty or missing allow list in a JWT allows everything.
+ */
+export function renderJwtPermissions(grant: Grant): { pub: JwtPermission; sub: JwtPermission } {
+  return { pub: jwtDirection(grant.permissions.publish.allow), sub: jwtDirection(grant.permissions.subscribe.allow) };
 }

@@ -2,8 +2,9 @@ import { streamName } from "@mesh/manifest-schema";
 
 /**
  * The publish subjects one bucket needs, per role. This is the single place that encodes what the runtime
- * (runtime-state) really does with NATS: direct gets, ephemeral pull consumers it creates, pulls from and
- * deletes, and — for owners — writes to the bucket's subjects. The integration proof holds it to exactly
+ * (runtime-state) really does with NATS: direct gets, ephemeral pull consumers it creates, pulls from with
+ * raw `CONSUMER.MSG.NEXT` requests (no CONSUMER.INFO: it never asks for a consumer's info) and deletes, and —
+ * for owners — writes to the bucket's subjects. The integration proof holds it to exactly
  * that: every subject here is shown necessary, and the runtime's tests run under these grants.
  */
 
@@ -15,7 +16,6 @@ export function bucketGrantSubjects(bucket: string, role: Role): string[] {
   const read = [
     `$JS.API.CONSUMER.CREATE.${stream}.>`,
     `$JS.API.CONSUMER.DELETE.${stream}.>`,
-    `$JS.API.CONSUMER.INFO.${stream}.>`,
     `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
     `$JS.API.DIRECT.GET.${stream}.>`,
   ];

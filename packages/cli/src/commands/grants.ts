@@ -42,7 +42,8 @@ export const command: Command = {
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
     if (!values.machine) throw new UsageError("--machine NAME is required");
     if (values.assign === undefined) throw new UsageError("--assign MOD[,MOD...] is required");
-    if (values.format !== "json" && values.format !== "conf") throw new UsageError(`--format is json or conf, not ${values.format}`);
+    if (values.format !== "json" && values.format !== "conf")
+      throw new UsageError(`--format is json or conf, not ${values.format}`);
     const catalogue = await loadCatalogue(values.catalogue, io.cwd);
     const assignments = values.assign
       .split(",")
@@ -54,7 +55,9 @@ export const command: Command = {
       return 0;
     }
     if ((values.nkey === undefined) === (values.password === undefined)) {
-      throw new UsageError("--format conf needs exactly one of --nkey UKEY or --password PASSWORD, for the user's authentication");
+      throw new UsageError(
+        "--format conf needs exactly one of --nkey UKEY or --password PASSWORD, for the user's authentication",
+      );
     }
     const auth = values.nkey === undefined ? { password: values.password! } : { nkey: values.nkey };
     io.stdout.write(renderStateAccountConfig({ users: [{ grant, ...auth }] }));

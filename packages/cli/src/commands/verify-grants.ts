@@ -36,14 +36,18 @@ export const command: Command = {
       args: argv,
       options: { catalogue: { type: "string" }, "failures-only": { type: "boolean", default: false } },
     });
-    const catalogue: Catalogue | undefined = values.catalogue ? await loadCatalogue(values.catalogue, io.cwd) : undefined;
+    const catalogue: Catalogue | undefined = values.catalogue
+      ? await loadCatalogue(values.catalogue, io.cwd)
+      : undefined;
     const result = await runGrantProof(catalogue ? { catalogue } : {});
     const failed = result.rows.filter((row) => !row.pass);
     const shown = values["failures-only"] ? failed : result.rows;
     if (shown.length > 0) io.stdout.write(`${formatProofTable(shown)}\n`);
     const seconds = (result.durationMs / 1000).toFixed(1);
     const verdict = failed.length === 0 ? "all pass" : `${failed.length} FAILED`;
-    io.stdout.write(`${result.rows.length} checks on nats-server ${result.serverVersion} in ${seconds} s: ${verdict}\n`);
+    io.stdout.write(
+      `${result.rows.length} checks on nats-server ${result.serverVersion} in ${seconds} s: ${verdict}\n`,
+    );
     return failed.length === 0 ? 0 : 1;
   },
 };

@@ -1,0 +1,109 @@
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// The CLI's grant commands, run as an operator runs them: the built dist (the test command builds first).
+const main = fileURLToPath(new URL("../../packages/cli/dist/main.js", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "grants-cli-"));
+const catalogue = join(dir, "catalogue");
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [main, ...args], { encoding: "utf8", timeout: 90_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(() => {
+  if (!existsSync(main)) throw new Error(`${main} is missing: build the CLI first (pnpm --filter @mesh/cli... build)`);
+  spawnSync("mkdir", ["-p", catalogue]);
+  writeFileSync(
+    join(catalogue, "agent.json"),
+    JSON.stringify({ name: "operators-agent", state: { "mcp-servers": {} }, reads: ["licence-manager.bindings"] }),
+  );
+  writeFileSync(join(catalogue, "licence.json"), JSON.stringify({ name: "licence-manager", state: { bindings: {} } }));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("mesh-state grants", () => {
+  it("prints the composed grant as JSON", async () => {
+    const { code, stdout } = await cli(
+      "grants",
+      "--catalogue",
+      catalogue,
+      "--machine",
+      "node-1",
+      "--assign",
+      "operators-agent",
+    );
+    expect(code).toBe(0);
+    const grant = JSON.parse(stdout);
+    expect(grant.user).toBe("state-node-1");
+    expect(grant.inboxPrefix).toBe("_INBOX_node-1");
+    expect(grant.permissions.publish.allow).toContain("$KV.mod_operators-agent_mcp-servers.>");
+    expect(grant.permissions.publish.allow).toContain("$JS.API.DIRECT.GET.KV_mod_licence-manager_bindings.>");
+    expect(grant.permissions.publish.allow).not.toContain("$KV.mod_licence-manager_bindings.>");
+  });
+
+  it("prints a state account block that nats-server loads", async () => {
+    const args = [
+      "grants",
+      "--catalogue",
+      catalogue,
+      "--machine",
+      "node-1",
+      "--assign",
+      "operators-agent,licence-manager",
+    ];
+    const { code, stdout } = await cli(...args, "--format", "conf", "--password", "pw");
+    expect(code).toBe(0);
+    const file = join(dir, "server.conf");
+    writeFileSync(file, `port: -1\njetstream { store_dir: ${JSON.stringify(dir)} }\n${stdout}`);
+    const check = spawnSync(process.env.NATS_SERVER_BIN ?? "nats-server", ["-t", "-c", file], { encoding: "utf8" });
+    expect(`${check.status} ${check.stderr}`).toMatch(/^0 .*valid/s);
+  });
+
+  it("says what to do about an unknown module, a missing option and conf without authentication", async () => {
+    const unknown = await cli("grants", "--catalogue", catalogue, "--machine", "node-1", "--assign", "ghost");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/ghost.*register it first/);
+    const missing = await cli("grants", "--catalogue", catalogue, "--assign", "operators-agent");
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--machine NAME is required/);
+    const conf = await cli(
+      "grants",
+      "--catalogue",
+      catalogue,
+      "--machine",
+      "n",
+      "--assign",
+      "operators-agent",
+      "--format",
+      "conf",
+    );
+    expect(conf.code).toBe(2);
+    expect(conf.stderr).toMatch(/--nkey UKEY or --password/);
+  });
+
+  it("has help with an example", async () => {
+    for (const name of ["grants", "verify-grants"]) {
+      const { code, stdout } = await cli(name, "--help");
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/Example:\n {2}mesh-state /);
+    }
+  });
+});
+
+describe("mesh-state verify-grants", () => {
+  it("passes on the installed nats-server and prints its table", async () => {
+    const { code, stdout, stderr } = await cli("verify-grants", "--catalogue", catalogue);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toMatch(/^pass +role +operation +bucket +expected +actual +detail/);
+    expect(stdout).toMatch(/composed grant loads and connects +licence-manager/);
+    expect(stdout).toMatch(/\d+ checks on nats-server \S+ in [\d.]+ s: all pass\n$/);
+  });
+});

@@ -1,0 +1,118 @@
+import { machineInboxPrefix } from "@mesh/grant-composer";
+import { bucketName, parseReadReference } from "@mesh/manifest-schema";
+import { createStateService, type DeliverWatchEvents, StateRefusal, type StateService } from "@mesh/runtime-state";
+import type { StateMethod } from "@mesh/state-protocol";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { UsageError } from "./command.js";
+import { connectToServer, SERVER_ARG_OPTIONS, type ServerOptions } from "./connect.js";
+
+/**
+ * What `ls`, `get`, `watch` and `history` share: they read one bucket through runtime-state's service, with
+ * a membership that issues that bucket read-only. So an operator sees exactly what a bundle's verbs see —
+ * current keys without deleted ones, history with deletes, a watch's `current` marker — from one code
+ * path, and the connection needs only the reader subjects of grant-composer (a machine's state user whose
+ * modules own or read the bucket will do).
+ */
+
+export const READER_ARG_OPTIONS = { ...SERVER_ARG_OPTIONS, json: { type: "boolean", default: false } } as const;
+
+/** The module name the reading membership is issued to; never a bucket owner, never on the wire. */
+const OPERATOR_MODULE = "operator";
+
+export const READER_HELP_OPTIONS = `  BUCKET               <module>.<name>, as a module's \`reads\` names it: operators-agent.mcp-servers
+  --server URL         nats://host:port (comma-separated for a cluster), into the state account
+  --creds FILE         credentials file, or --user/--password: a user with the bucket's reader subjects,
+                       e.g. the state user of a machine whose modules own or read it (state-<machine>)
+  --inbox-prefix P     default _INBOX_<machine> for a user state-<machine> (its grant's inbox), else _INBOX
+  --json               machine-readable output`;
+
+export interface BucketReader {
+  /** `<module>.<name>` */
+  reference: string;
+  /** `mod_<module>_<name>` */
+  bucket: string;
+  service: StateService;
+  /** One verb on the bucket; a refusal becomes an error that says what to do. */
+  call(method: StateMethod, params: Record<string, unknown>): Promise<unknown>;
+  /** Where the service sends watch events. */
+  bindWatch(deliver: DeliverWatchEvents): void;
+  close(): Promise<void>;
+}
+
+/** The inbox prefix the grant of `user` allows: a machine's state user subscribes only below its own. */
+export function defaultInboxPrefix(user: string | undefined): string | undefined {
+  const machine = user === undefined ? undefined : /^state-([a-z][a-z0-9-]{0,62})$/.exec(user)?.[1];
+  return machine === undefined ? undefined : machineInboxPrefix(machine);
+}
+
+export async function openBucketReader(
+  reference: string | undefined,
+  options: ServerOptions & { "inbox-prefix"?: string },
+  command: string,
+): Promise<BucketReader> {
+  const parts = reference === undefined ? undefined : parseReadReference(reference);
+  if (!parts || reference === undefined)
+    throw new UsageError(
+      `BUCKET is <module>.<name> (e.g. operators-agent.mcp-servers), got ${JSON.stringify(reference ?? "")}`,
+    );
+  const bucket = bucketName(parts.module, parts.name);
+  const inboxPrefix = options["inbox-prefix"] ?? defaultInboxPrefix(options.user);
+  const connection: NatsConnection = await connectToServer(
+    { ...options, ...(inboxPrefix ? { inboxPrefix } : {}) },
+    `mesh-state ${command}`,
+  );
+  const service = createStateService({
+    connection,
+    membership: { module: OPERATOR_MODULE, buckets: { [reference]: { bucket, access: "read" } } },
+    ...(inboxPrefix ? { inboxPrefix } : {}),
+  });
+  return {
+    reference,
+    bucket,
+    service,
+    async call(method, params) {
+      try {
+        return await service.handle(method, { bucket: reference, ...params });
+      } catch (error) {
+        throw explain(error, reference, options.user);
+      }
+    },
+    bindWatch: (deliver) => service.bindBundle(deliver),
+    async close() {
+      await service.close("the command finished");
+      await connection.close().catch(() => undefined);
+    },
+  };
+}
+
+/** A refusal as an operator reads it: the reason, the runtime's message, and for `denied` which user to use. */
+export function explain(error: unknown, reference: string, user: string | undefined): Error {
+  if (!(error instanceof StateRefusal)) return error instanceof Error ? error : new Error(String(error));
+  const hint =
+    error.reason === "denied"
+      ? `\n  the server refused ${user ?? "this user"} on ${reference}: connect as a user whose grant reads it (the state user of a machine whose modules own or read it)`
+      : "";
+  return new Error(`${error.reason}: ${error.message}${hint}`, { cause: error });
+}
+
+/** A value on one line, cut to `width` characters. */
+export function preview(value: unknown, width = 60): string {
+  const text = JSON.stringify(value) ?? "undefined";
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** Rows as aligned columns. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [index, cell] of row.entries()) widths[index] = Math.max(widths[index] ?? 0, cell.length);
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index]!)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}

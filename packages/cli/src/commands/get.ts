@@ -1,0 +1,46 @@
+import { parseArgs } from "node:util";
+import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
+import { type Command, UsageError } from "../command.js";
+
+const HELP = `Usage: mesh-state get BUCKET KEY --server URL [--creds FILE | --user U --password P] [--json]
+
+Prints a key's current value, its revision and when it was written. Exits 1 when the key is absent or
+deleted (with --json, \`null\` is printed). Read-only: the same path as a bundle's \`get\` verb.
+
+Options:
+${READER_HELP_OPTIONS}  ({key, value, revision, updated} or null)
+
+Example:
+  mesh-state get operators-agent.mcp-servers all.github --server nats://127.0.0.1:4222 \\
+    --user state-node-1 --password "$STATE_PASSWORD" --json
+`;
+
+export const command: Command = {
+  name: "get",
+  summary: "print one key's current value",
+  help: HELP,
+  async run(argv, io) {
+    const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
+    const [reference, key] = positionals;
+    if (key === undefined)
+      throw new UsageError("give BUCKET and KEY: mesh-state get operators-agent.mcp-servers all.github");
+    const reader = await openBucketReader(reference, values, "get");
+    try {
+      const entry = (await reader.call("mesh/state.get", { key })) as {
+        key: string;
+        value: unknown;
+        revision: number;
+        updated: string;
+      } | null;
+      if (values.json) io.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
+      else if (entry === null) io.stderr.write(`${reader.reference}: no key ${key} (absent or deleted)\n`);
+      else {
+        io.stdout.write(`key       ${entry.key}\nrevision  ${entry.revision}\nupdated   ${entry.updated}\n`);
+        io.stdout.write(`value     ${JSON.stringify(entry.value, null, 2).replaceAll("\n", "\n          ")}\n`);
+      }
+      return entry === null ? 1 : 0;
+    } finally {
+      await reader.close();
+    }
+  },
+};

@@ -1,0 +1,54 @@
+import { parseArgs } from "node:util";
+import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
+import { type Command, UsageError } from "../command.js";
+
+const HELP = `Usage: mesh-state history BUCKET KEY --server URL [--creds FILE | --user U --password P] [--json]
+
+Prints every kept revision of a key, oldest first, deletes included (a bucket keeps as many as its
+manifest's \`history\`). Read-only: the same path as a bundle's \`history\` verb.
+
+Options:
+${READER_HELP_OPTIONS}  (an array of {type, key, value?, revision, updated})
+
+Example:
+  mesh-state history operators-agent.mcp-servers all.github --server nats://127.0.0.1:4222 \\
+    --user state-node-1 --password "$STATE_PASSWORD"
+`;
+
+interface HistoryEntry {
+  type: "put" | "delete";
+  key: string;
+  value?: unknown;
+  revision: number;
+  updated: string;
+}
+
+export const command: Command = {
+  name: "history",
+  summary: "print the kept revisions of one key, deletes included",
+  help: HELP,
+  async run(argv, io) {
+    const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
+    const [reference, key] = positionals;
+    if (key === undefined)
+      throw new UsageError("give BUCKET and KEY: mesh-state history operators-agent.mcp-servers all.github");
+    const reader = await openBucketReader(reference, values, "history");
+    try {
+      const { entries } = (await reader.call("mesh/state.history", { key })) as { entries: HistoryEntry[] };
+      if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+      else if (entries.length === 0) io.stdout.write(`${reader.reference}: no history for ${key}\n`);
+      else {
+        const rows = entries.map((entry) => [
+          String(entry.revision),
+          entry.updated,
+          entry.type,
+          entry.type === "put" ? preview(entry.value) : "",
+        ]);
+        io.stdout.write(`${table([["REVISION", "UPDATED", "OP", "VALUE"], ...rows])}\n`);
+      }
+      return 0;
+    } finally {
+      await reader.close();
+    }
+  },
+};

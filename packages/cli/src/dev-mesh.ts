@@ -1,0 +1,188 @@
+import { randomBytes } from "node:crypto";
+import { type RaiseReport, raise } from "@mesh/controller-kv";
+import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import type { Catalogue } from "@mesh/manifest-schema";
+import { killAllTrackedSync, type NatsServerHandle, startServer } from "@mesh/nats-harness";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { connect } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { connectToServer, type ServerOptions } from "./connect.js";
+
+/**
+ * The mesh `mesh-state dev` serves a bundle from: an embedded nats-server with the state account as the
+ * controller would configure it, or a server the developer names. Either way the catalogue is raised first.
+ */
+
+export type DevErrorCode = "raise-failed" | "raise-denied";
+
+/** A failure of `mesh-state dev` before the bundle starts; the message says what to do. */
+export class DevError extends Error {
+  readonly code: DevErrorCode;
+  constructor(code: DevErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "DevError";
+    this.code = code;
+  }
+}
+
+export interface DevMesh {
+  /** Where the bundle's state lives, for the banner and for `mesh-state ls` in another terminal. */
+  url: string;
+  /** The connection the bundle is served over. */
+  connection: NatsConnection;
+  report: RaiseReport;
+  /** A user and password `mesh-state ls|get|watch|history` can use against this mesh, when we made them. */
+  inspect?: { user: string; password: string };
+  /** Kills the embedded server at once (a second Ctrl-C); no-op for a named server. */
+  killNow(): void;
+  /** Closes the connection, then stops the embedded server and removes its store. */
+  close(): Promise<void>;
+}
+
+const HARNESS_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type Listener = (...args: unknown[]) => void;
+
+/**
+ * The harness kills its servers with SIGKILL on SIGINT/SIGTERM/SIGHUP — right for a test run, wrong here:
+ * on Ctrl-C the bundle must stop first (it may still be writing), then the service, then the server. So
+ * the listeners it adds while starting are taken off and handed back once the server is gone; its `exit`
+ * hook stays, the net under everything.
+ */
+async function startServerInOrder(
+  config: string,
+  name: string,
+): Promise<{ server: NatsServerHandle; restore(): void }> {
+  const before = new Map(HARNESS_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const server = await startServer({ config, name });
+  const taken: [NodeJS.Signals, Listener][] = [];
+  for (const signal of HARNESS_SIGNALS) {
+    for (const listener of process.listeners(signal) as Listener[]) {
+      if (before.get(signal)?.has(listener)) continue;
+      process.removeListener(signal, listener);
+      taken.push([signal, listener]);
+    }
+  }
+  const restore = () => {
+    for (const [signal, listener] of taken) process.on(signal, listener);
+  };
+  return { server, restore };
+}
+
+function checkReport(report: RaiseReport): RaiseReport {
+  const problems = [
+    ...report.conflicts.map((conflict) => `${conflict.bucket}: ${conflict.change.field} ${conflict.advice}`),
+    ...report.failed.map((failed) => `${failed.bucket}: ${failed.action} failed: ${failed.message}`),
+  ];
+  if (problems.length > 0) {
+    throw new DevError(
+      "raise-failed",
+      `the raise did not assert every bucket; the bundle was not started:\n  ${problems.join("\n  ")}`,
+    );
+  }
+  return report;
+}
+
+/** An embedded server with the controller's and this machine's state users, composed from the catalogue. */
+export async function startEmbeddedMesh(input: {
+  catalogue: Catalogue;
+  module: string;
+  machine: string;
+  logger: Logger;
+}): Promise<DevMesh> {
+  const controller = composeControllerGrant();
+  const machine = composeMachineGrant({
+    machine: input.machine,
+    assignments: [input.module],
+    catalogue: input.catalogue,
+  });
+  // Fresh per run: the server lives as long as this process and listens on loopback only.
+  const passwords = { controller: randomBytes(12).toString("hex"), machine: randomBytes(12).toString("hex") };
+  const config = renderStateAccountConfig({
+    users: [
+      { grant: controller, password: passwords.controller },
+      { grant: machine, password: passwords.machine },
+    ],
+  });
+  const { server, restore } = await startServerInOrder(config, `mesh-dev-${input.module}`);
+  let connection: NatsConnection | undefined;
+  try {
+    const controllerConnection = await connect({
+      servers: server.url,
+      name: "mesh-state dev (controller)",
+      user: controller.user,
+      pass: passwords.controller,
+      inboxPrefix: controller.inboxPrefix,
+    });
+    let report: RaiseReport;
+    try {
+      report = checkReport(
+        await raise({
+          connection: controllerConnection,
+          catalogue: input.catalogue,
+          replicas: 1,
+          logger: input.logger,
+        }),
+      );
+    } finally {
+      await controllerConnection.close();
+    }
+    connection = await connect({
+      servers: server.url,
+      name: `mesh-state dev (${machine.user})`,
+      user: machine.user,
+      pass: passwords.machine,
+      inboxPrefix: machine.inboxPrefix,
+    });
+    const machineConnection = connection;
+    return {
+      url: server.url,
+      connection: machineConnection,
+      report,
+      inspect: { user: machine.user, password: passwords.machine },
+      killNow: killAllTrackedSync,
+      async close() {
+        await machineConnection.close().catch(() => undefined);
+        await server[Symbol.asyncDispose]();
+        restore();
+      },
+    };
+  } catch (error) {
+    await connection?.close().catch(() => undefined);
+    await server[Symbol.asyncDispose]();
+    restore();
+    throw error;
+  }
+}
+
+/** A server the developer runs; the one user given both raises the catalogue and serves the bundle. */
+export async function useNamedServer(input: {
+  catalogue: Catalogue;
+  server: ServerOptions;
+  replicas: number;
+  logger: Logger;
+}): Promise<DevMesh> {
+  const connection = await connectToServer(input.server, "mesh-state dev");
+  try {
+    let report: RaiseReport;
+    try {
+      report = await raise({ connection, catalogue: input.catalogue, replicas: input.replicas, logger: input.logger });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new DevError(
+        "raise-denied",
+        `raising the catalogue as ${input.server.user ?? "the given user"} failed (${message}): with --server, give a user that may create the buckets and use them, or start without --server for an embedded one`,
+        { cause: error },
+      );
+    }
+    return {
+      url: input.server.server ?? "",
+      connection,
+      report: checkReport(report),
+      killNow: () => undefined,
+      close: () => connection.close().catch(() => undefined),
+    };
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,5 @@
+export type { GrantProofErrorCode } from "./errors.js";
+export { GrantProofError } from "./errors.js";
+export { runGrantProof } from "./proof.js";
+export { formatProofTable } from "./table.js";
+export type { GrantProofResult, Outcome, ProofRow, RunGrantProofOptions } from "./types.js";

@@ -1,0 +1,207 @@
+import { streamName } from "@mesh/manifest-schema";
+import { dataChange, snapshotStream } from "./buckets.js";
+import { check, expect, type Recorder, record } from "./check.js";
+import { getEntry, putValue, removeKey, type StateClient } from "./operations.js";
+import { deleteConsumer, keyHistory, listKeys, openReadConsumer, watchWithLiveUpdate } from "./reads.js";
+
+/** The clients of the role matrix. */
+export interface MatrixClients {
+  controller: StateClient;
+  owner: StateClient;
+  reader: StateClient;
+  stranger: StateClient;
+}
+
+/** What the bucket held before the matrix: the seeded keys and the revisions of `seed.0`. */
+export interface SeededBucket {
+  bucket: string;
+  keys: number;
+  /** Revisions of `seed.0`, oldest first (as many as the bucket's history keeps). */
+  seedRevisions: number[];
+}
+
+const SEED_KEY = "seed.0";
+
+/** Owner: every operation succeeds and does what it says. */
+export async function ownerChecks(recorder: Recorder, clients: MatrixClients, seeded: SeededBucket): Promise<void> {
+  const { owner } = clients;
+  const { bucket } = seeded;
+  const at = (operation: string) => ({ role: "owner", operation, bucket, expected: "allowed" as const });
+  await check(recorder, at("get"), async () => {
+    const entry = await getEntry(owner, bucket, SEED_KEY);
+    expect(entry?.revision === seeded.seedRevisions.at(-1), `get ${SEED_KEY} gave revision ${entry?.revision}`);
+    return `${SEED_KEY} at revision ${entry?.revision}`;
+  });
+  let revision = 0;
+  await check(recorder, at("put"), async () => {
+    revision = await putValue(owner, bucket, "owner.k", "one");
+    return `revision ${revision}`;
+  });
+  await check(recorder, at("create (only if absent)"), async () => {
+    const created = await putValue(owner, bucket, "owner.new", "fresh", 0);
+    const again = await putValue(owner, bucket, "owner.new", "again", 0).then(
+      () => true,
+      () => false,
+    );
+    expect(!again, "a second create of owner.new succeeded");
+    return `created at ${created}; a second create was refused as a conflict`;
+  });
+  await check(recorder, at("update (CAS)"), async () => {
+    const updated = await putValue(owner, bucket, "owner.k", "two", revision);
+    const stale = await putValue(owner, bucket, "owner.k", "three", revision).then(
+      () => true,
+      () => false,
+    );
+    expect(!stale, "an update with a stale revision succeeded");
+    return `${revision} -> ${updated}; a stale revision was refused`;
+  });
+  await check(recorder, at("delete"), async () => {
+    await removeKey(owner, bucket, "owner.k", "delete");
+    expect((await getEntry(owner, bucket, "owner.k")) === null, "owner.k still readable after delete");
+    return "owner.k reads as absent";
+  });
+  await check(recorder, at("purge (key)"), async () => {
+    await removeKey(owner, bucket, "owner.new", "purge");
+    const history = await keyHistory(owner, bucket, "owner.new");
+    expect(history.length === 1 && history[0]?.operation === "PURGE", `history after purge: ${history.length} entries`);
+    return "owner.new's history is one purge marker";
+  });
+  await readChecks(recorder, "owner", clients.owner, clients, seeded, seeded.keys + 0);
+}
+
+/**
+ * Reads every role with read access makes: get, keys, watch with a live update (made by the owner),
+ * stopping the watch by deleting its consumer, history. `extraKeys` counts keys the role's own writes added.
+ */
+async function readChecks(
+  recorder: Recorder,
+  role: string,
+  client: StateClient,
+  clients: MatrixClients,
+  seeded: SeededBucket,
+  minimumKeys: number,
+): Promise<void> {
+  const { bucket } = seeded;
+  const at = (operation: string) => ({ role, operation, bucket, expected: "allowed" as const });
+  if (role !== "owner") {
+    await check(recorder, at("get"), async () => {
+      const entry = await getEntry(client, bucket, SEED_KEY);
+      expect(entry?.revision === seeded.seedRevisions.at(-1), `get ${SEED_KEY} gave revision ${entry?.revision}`);
+      return `${SEED_KEY} at revision ${entry?.revision}`;
+    });
+  }
+  await check(recorder, at("keys"), async () => {
+    const keys = await listKeys(client, bucket);
+    expect(
+      keys.length >= minimumKeys && keys.includes(SEED_KEY),
+      `keys gave ${keys.length}, expected at least ${minimumKeys}`,
+    );
+    return `${keys.length} keys`;
+  });
+  let watch: Awaited<ReturnType<typeof watchWithLiveUpdate>> | undefined;
+  await check(recorder, at("watch with live updates"), async () => {
+    watch = await watchWithLiveUpdate(client, bucket, () => putValue(clients.owner, bucket, `live.${role}`, "now"));
+    return `${watch.initial} current values, then live revision ${watch.liveRevision}`;
+  });
+  await check(recorder, at("stop watch, delete its consumer"), async () => {
+    expect(watch !== undefined, "no watch to stop");
+    await deleteConsumer(client, watch!.consumer.stream, watch!.consumer.name);
+    return `${watch!.consumer.name} deleted and gone`;
+  });
+  await check(recorder, at("history"), async () => {
+    const history = await keyHistory(client, bucket, SEED_KEY);
+    const revisions = history.map((entry) => entry.revision);
+    expect(
+      revisions.join() === seeded.seedRevisions.join(),
+      `history ${revisions.join()} != ${seeded.seedRevisions.join()}`,
+    );
+    return `${history.length} entries of ${SEED_KEY}`;
+  });
+}
+
+/** The writes a role without write access tries; every one must be refused by the server. */
+async function refusedWrites(
+  recorder: Recorder,
+  role: string,
+  client: StateClient,
+  seeded: SeededBucket,
+): Promise<void> {
+  const { bucket } = seeded;
+  const at = (operation: string) => ({ role, operation, bucket, expected: "refused" as const });
+  const last = seeded.seedRevisions.at(-1)!;
+  await check(recorder, at("put"), async () => `revision ${await putValue(client, bucket, `${role}.k`, "x")}`);
+  await check(
+    recorder,
+    at("create (only if absent)"),
+    async () => `revision ${await putValue(client, bucket, `${role}.new`, "x", 0)}`,
+  );
+  await check(
+    recorder,
+    at("update (CAS)"),
+    async () => `revision ${await putValue(client, bucket, SEED_KEY, "x", last)}`,
+  );
+  await check(recorder, at("delete"), async () => `revision ${await removeKey(client, bucket, SEED_KEY, "delete")}`);
+  await check(
+    recorder,
+    at("purge (key)"),
+    async () => `revision ${await removeKey(client, bucket, SEED_KEY, "purge")}`,
+  );
+}
+
+/** Compares the stream's data, as the controller sees it, around `body`: a refused write changes nothing. */
+async function unchangedAround(
+  recorder: Recorder,
+  role: string,
+  clients: MatrixClients,
+  bucket: string,
+  body: () => Promise<void>,
+) {
+  const before = await snapshotStream(clients.controller, streamName(bucket));
+  await body();
+  const after = await snapshotStream(clients.controller, streamName(bucket));
+  const change = dataChange(before, after);
+  record(
+    recorder,
+    { role, operation: "any write landed (stream state, as controller)", bucket, expected: "refused" },
+    change === undefined ? "refused" : "allowed",
+    change ?? `unchanged: ${after.messages} messages, last sequence ${after.lastSeq}`,
+  );
+}
+
+/** Reader: every write refused and nothing changed; every read succeeds. */
+export async function readerChecks(recorder: Recorder, clients: MatrixClients, seeded: SeededBucket): Promise<void> {
+  await unchangedAround(recorder, "reader", clients, seeded.bucket, () =>
+    refusedWrites(recorder, "reader", clients.reader, seeded),
+  );
+  await readChecks(recorder, "reader", clients.reader, clients, seeded, seeded.keys);
+}
+
+/** Stranger: everything refused, nothing changed — including deleting a consumer someone else made. */
+export async function strangerChecks(recorder: Recorder, clients: MatrixClients, seeded: SeededBucket): Promise<void> {
+  const { stranger, owner } = clients;
+  const { bucket } = seeded;
+  const at = (operation: string) => ({ role: "stranger", operation, bucket, expected: "refused" as const });
+  await unchangedAround(recorder, "stranger", clients, bucket, async () => {
+    await refusedWrites(recorder, "stranger", stranger, seeded);
+    await check(recorder, at("get"), async () => `got ${JSON.stringify(await getEntry(stranger, bucket, SEED_KEY))}`);
+    await check(recorder, at("keys"), async () => `${(await listKeys(stranger, bucket)).length} keys`);
+    await check(recorder, at("watch with live updates"), async () => {
+      const watch = await watchWithLiveUpdate(stranger, bucket, () => Promise.resolve(-1));
+      return `${watch.initial} current values`;
+    });
+    await check(
+      recorder,
+      at("history"),
+      async () => `${(await keyHistory(stranger, bucket, SEED_KEY)).length} entries`,
+    );
+  });
+  const victim = await openReadConsumer(owner, bucket, { filter: ">", deliver: "last_per_subject" });
+  try {
+    await check(recorder, at("stop watch, delete its consumer (the owner's)"), async () => {
+      await deleteConsumer(stranger, victim.stream, victim.name);
+      return `${victim.name} deleted`;
+    });
+  } finally {
+    await deleteConsumer(owner, victim.stream, victim.name);
+  }
+}

@@ -1,0 +1,174 @@
+import { declaredBuckets, MESH_CAPS } from "@mesh/manifest-schema";
+import { startServer } from "@mesh/nats-harness";
+import { connect } from "@nats-io/transport-node";
+import { pino } from "pino";
+import { capConfigChecks, consumerCapChecks, streamAdminChecks } from "./bounds.js";
+import { createBucket, snapshotStream } from "./buckets.js";
+import { check, expect, type Recorder } from "./check.js";
+import { GrantProofError } from "./errors.js";
+import { eavesdropChecks, escapeChecks } from "./escape.js";
+import { FIXTURE, type ProofUser, proofAccountsConfig, proofCatalogue, proofUsers } from "./fixture.js";
+import { type MatrixClients, ownerChecks, readerChecks, type SeededBucket, strangerChecks } from "./matrix.js";
+import { minimalityChecks } from "./minimality.js";
+import { connectClient, putValue, type StateClient } from "./operations.js";
+import type { GrantProofResult, RunGrantProofOptions } from "./types.js";
+
+const EIGHT_MIB = 8 * 1024 * 1024;
+const BIG_VALUE_BYTES = 4096;
+
+/**
+ * Starts a nats-server (through the harness: whatever `nats-server` is installed) whose state account is
+ * rendered from composed grants, creates the buckets as the controller does, and checks every operation
+ * of every role, the eavesdropping and escape paths, the bounds, and that every granted subject is
+ * necessary. A failing check is a row with `pass: false`; only a proof that cannot start throws.
+ *
+ * @example const { pass, rows } = await runGrantProof(); if (!pass) console.table(rows.filter((r) => !r.pass));
+ */
+export async function runGrantProof(options: RunGrantProofOptions = {}): Promise<GrantProofResult> {
+  const started = performance.now();
+  const logger = options.logger ?? pino({ enabled: false });
+  const timeoutMs = options.operationTimeoutMs ?? 2000;
+  const smallCap = options.smallBucketMaxConsumers ?? 8;
+  const catalogue = proofCatalogue(options.catalogue ?? []);
+  const users = proofUsers(
+    catalogue,
+    (options.catalogue ?? []).map((manifest) => manifest.name),
+  );
+  await using server = await startServer({ config: proofAccountsConfig(users), name: "grant-proof" });
+  const login = (user: ProofUser) =>
+    connectClient(
+      server.url,
+      { user: user.grant.user, password: user.password, inboxPrefix: user.grant.inboxPrefix },
+      timeoutMs,
+    );
+  const opened: StateClient[] = [];
+  const open = async (user: ProofUser) => {
+    const client = await login(user);
+    opened.push(client);
+    return client;
+  };
+  const recorder: Recorder = { rows: [], logger };
+  try {
+    const clients: MatrixClients = {
+      controller: await open(users.controller),
+      owner: await open(users.machines.owner),
+      reader: await open(users.machines.reader),
+      stranger: await open(users.machines.stranger),
+    };
+    const idle = await open(users.idle);
+    const mesh = await connect({
+      servers: server.url,
+      user: users.mesh.user,
+      pass: users.mesh.password,
+      name: users.mesh.user,
+    });
+    const serverVersion = clients.controller.nc.info?.version ?? "unknown";
+    logger.info({ serverVersion, url: server.url }, "grant proof server started");
+    try {
+      const caps: Record<string, number> = {};
+      for (const bucket of declaredBuckets(catalogue)) {
+        caps[bucket.bucket] = bucket.bucket === FIXTURE.small ? smallCap : MESH_CAPS.maxConsumersPerBucket;
+        await check(
+          recorder,
+          { role: "controller", operation: "create bucket", bucket: bucket.bucket, expected: "allowed" },
+          async () => {
+            await createBucket(clients.controller, bucket, caps[bucket.bucket]!);
+            return `history ${bucket.history}, max_bytes ${bucket.maxBytes}, max_consumers ${caps[bucket.bucket]}`;
+          },
+        );
+      }
+      for (const [index, user] of users.catalogue.entries()) {
+        await check(
+          recorder,
+          {
+            role: user.grant.user,
+            operation: "composed grant loads and connects",
+            bucket: options.catalogue![index]!.name,
+            expected: "allowed",
+          },
+          async () => {
+            const client = await open(user);
+            await client.nc.flush();
+            return `${user.grant.permissions.publish.allow.length} publish subjects, inbox ${user.grant.inboxPrefix}`;
+          },
+        );
+      }
+      const seeded = [await seedSmall(clients.owner), await seedBig(clients, options.bigBucketBytes ?? EIGHT_MIB)];
+      await capConfigChecks(recorder, clients.controller, {
+        [FIXTURE.small]: smallCap,
+        [FIXTURE.big]: MESH_CAPS.maxConsumersPerBucket,
+      });
+      for (const bucket of seeded) {
+        await ownerChecks(recorder, clients, bucket);
+        await readerChecks(recorder, clients, bucket);
+        await strangerChecks(recorder, clients, bucket);
+      }
+      const escapeClients = { ...clients, mesh };
+      await eavesdropChecks(recorder, escapeClients, FIXTURE.small);
+      await escapeChecks(recorder, escapeClients, FIXTURE.small);
+      await consumerCapChecks(recorder, clients.reader, clients.controller, FIXTURE.small, smallCap);
+      for (const [role, client] of [
+        ["owner", clients.owner],
+        ["reader", clients.reader],
+        ["stranger", clients.stranger],
+        ["idle machine", idle],
+      ] as const) {
+        await streamAdminChecks(recorder, role, client, FIXTURE.small);
+      }
+      await check(
+        recorder,
+        { role: "idle machine", operation: "put", bucket: FIXTURE.small, expected: "refused" },
+        async () => {
+          return `revision ${await putValue(idle, FIXTURE.small, "idle.k", "x")}`;
+        },
+      );
+      await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
+      const rows = recorder.rows;
+      return {
+        rows,
+        pass: rows.every((row) => row.pass),
+        serverVersion,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } finally {
+      await mesh.close();
+    }
+  } catch (error) {
+    if (error instanceof GrantProofError) throw error;
+    throw new GrantProofError(
+      "setup-failed",
+      `the grant proof stopped: ${error instanceof Error ? error.message : String(error)}\n${server.logTail(20)}`,
+      { cause: error },
+    );
+  } finally {
+    for (const client of opened) await client.nc.close().catch(() => undefined);
+  }
+}
+
+/** The small bucket: `seed.0` written three times (history 5 keeps all), and nine other keys. */
+async function seedSmall(owner: StateClient): Promise<SeededBucket> {
+  const revisions: number[] = [];
+  for (const value of ["a", "b", "c"]) revisions.push(await putValue(owner, FIXTURE.small, "seed.0", value));
+  for (let index = 1; index < 10; index += 1) await putValue(owner, FIXTURE.small, `seed.${index}`, `value ${index}`);
+  return { bucket: FIXTURE.small, keys: 10, seedRevisions: revisions };
+}
+
+/** The big bucket: 4 KiB values until it holds at least `bytes`, written 64 at a time. */
+async function seedBig(clients: MatrixClients, bytes: number): Promise<SeededBucket> {
+  const value = new Uint8Array(BIG_VALUE_BYTES).fill(0x61);
+  const count = Math.ceil(bytes / BIG_VALUE_BYTES);
+  let last = 0;
+  for (let start = 0; start < count; start += 64) {
+    const batch = [];
+    for (let index = start; index < Math.min(count, start + 64); index += 1) {
+      batch.push(putValue(clients.owner, FIXTURE.big, `seed.${index}`, value));
+    }
+    last = Math.max(last, ...(await Promise.all(batch)));
+  }
+  const seedZero = (await clients.owner.jsm.direct.getMessage(`KV_${FIXTURE.big}`, {
+    last_by_subj: `$KV.${FIXTURE.big}.seed.0`,
+  }))!.seq;
+  const state = await snapshotStream(clients.controller, `KV_${FIXTURE.big}`);
+  expect(state.bytes >= bytes, `the big bucket holds ${state.bytes} bytes, less than ${bytes}`);
+  return { bucket: FIXTURE.big, keys: count, seedRevisions: [seedZero] };
+}
