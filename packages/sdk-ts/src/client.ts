@@ -1,0 +1,238 @@
+import {
+  JSON_RPC_ERROR_CODES,
+  JsonRpcError,
+  JsonRpcPeer,
+  JsonRpcPeerError,
+  STATE_ERROR_CODES,
+  STATE_VERBS,
+  type StateMethod,
+  type StateParams,
+  type StateResult,
+  WATCH_EVENTS_METHOD,
+  WatchEventsParamsSchema,
+  type WatchEvent as WireWatchEvent,
+} from "@mesh/state-protocol";
+import { ReadOnlyStateBucket, StateBucket } from "./bucket.js";
+import { ClientError, type ErrorContext, StateError } from "./errors.js";
+import type {
+  ConnectOptions,
+  HandleOptions,
+  JsonValue,
+  LineTransport,
+  ReadOnlyStateHandle,
+  StateClient,
+  StateHandle,
+  Watch,
+} from "./types.js";
+import type { ValueCodec } from "./values.js";
+import { type WatchLink, WatchStream } from "./watch.js";
+
+/**
+ * Connects to the runtime over a transport. Nothing is sent until the first verb: the wire has no
+ * handshake. A bundle normally uses `connectStdio()` from `@mesh/sdk-ts/stdio`.
+ */
+export async function connect(options: ConnectOptions): Promise<StateClient> {
+  return new StateConnection(options.transport, options.onProtocolError);
+}
+
+/** The verbs as a handle calls them: params in, a parsed result or a typed error out. */
+export interface VerbCaller {
+  call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>>;
+  openWatch<V>(codec: ValueCodec<V>, params: StateParams<"mesh/state.watch">): Watch<V>;
+}
+
+/** A batch whose watch id is not known yet: the runtime may send it before the `watch` answer arrives. */
+interface ParkedBatch {
+  events: WireWatchEvent[];
+  release: (answer: Promise<void>) => void;
+}
+
+export class StateConnection implements StateClient, VerbCaller {
+  readonly closed: Promise<string>;
+  private readonly peer: JsonRpcPeer;
+  private readonly watches = new Map<string, WatchStream<unknown>>();
+  /** Every watch not yet finished, to end them all when the connection goes. */
+  private readonly open = new Set<WatchStream<unknown>>();
+  private readonly parked = new Map<string, ParkedBatch>();
+  private startingWatches = 0;
+  private closeReason: string | undefined;
+  private resolveClosed!: (reason: string) => void;
+
+  constructor(
+    private readonly transport: LineTransport,
+    onProtocolError?: (problem: string, detail?: unknown) => void,
+  ) {
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    this.peer = new JsonRpcPeer({
+      send: (line) => transport.send(line),
+      onRequest: (method, params) => this.answer(method, params),
+      ...(onProtocolError ? { onProtocolError } : {}),
+    });
+    transport.start({
+      line: (line) => this.peer.receiveLine(line),
+      closed: (reason) => this.shutDown(`the runtime's connection closed: ${reason}`),
+      problem: (description) => onProtocolError?.(description),
+    });
+  }
+
+  state<V = JsonValue>(name: string, options: HandleOptions<V> = {}): StateHandle<V> {
+    return new StateBucket<V>(this, name, options.schema);
+  }
+
+  reads<V = JsonValue>(reference: `${string}.${string}`, options: HandleOptions<V> = {}): ReadOnlyStateHandle<V> {
+    return new ReadOnlyStateBucket<V>(this, reference, options.schema);
+  }
+
+  async call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>> {
+    let raw: unknown;
+    try {
+      raw = await this.peer.request(method, params);
+    } catch (error) {
+      throw this.translate(error, method, context);
+    }
+    const parsed = STATE_VERBS[method].result.safeParse(raw);
+    if (!parsed.success) {
+      throw new ClientError("protocol", `the runtime's answer to ${method} does not fit the wire contract`, {
+        ...context,
+        issues: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`),
+      });
+    }
+    return parsed.data as StateResult<M>;
+  }
+
+  openWatch<V>(codec: ValueCodec<V>, params: StateParams<"mesh/state.watch">): Watch<V> {
+    const watch = new WatchStream(codec, this.link);
+    const stream = watch as WatchStream<unknown>;
+    this.open.add(stream);
+    this.startingWatches += 1;
+    this.call("mesh/state.watch", params, { bucket: params.bucket })
+      .then(
+        ({ watch: id }) => {
+          this.watches.set(id, stream);
+          stream.attached(id);
+          const parked = this.parked.get(id);
+          if (parked) {
+            this.parked.delete(id);
+            parked.release(stream.deliver(parked.events));
+          }
+        },
+        (error: Error) => {
+          this.open.delete(stream);
+          // A watch opened as the runtime goes away ends like every other watch, rather than throwing.
+          if (ClientError.is(error, "closed")) stream.connectionClosed(error.message);
+          else stream.failed(error);
+        },
+      )
+      .finally(() => {
+        this.startingWatches -= 1;
+        if (this.startingWatches === 0) this.refuseParked();
+      });
+    return watch;
+  }
+
+  async close(): Promise<void> {
+    if (this.closeReason !== undefined) return;
+    // Unwatch while the runtime still listens, so it deletes the consumers now rather than on exit.
+    await Promise.all([...this.open].map((watch) => watch.stop()));
+    this.shutDown("the bundle closed its connection");
+    await this.transport.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private async answer(method: string, params: unknown): Promise<unknown> {
+    if (method !== WATCH_EVENTS_METHOD) {
+      throw new JsonRpcError(
+        JSON_RPC_ERROR_CODES.methodNotFound,
+        `method not found: a bundle answers only ${WATCH_EVENTS_METHOD}`,
+      );
+    }
+    const parsed = WatchEventsParamsSchema.safeParse(params);
+    if (!parsed.success) {
+      throw new JsonRpcError(
+        JSON_RPC_ERROR_CODES.invalidParams,
+        `invalid ${WATCH_EVENTS_METHOD} params: ${parsed.error.message}`,
+      );
+    }
+    const { watch: id, events } = parsed.data;
+    const watch = this.watches.get(id);
+    if (watch !== undefined) {
+      if (events.some((event) => event.type === "ended")) this.detach(id);
+      await watch.deliver(events);
+      return {};
+    }
+    if (this.startingWatches > 0 && !this.parked.has(id)) {
+      // The runtime answers `watch` once the first values are on their way, so a batch may overtake the answer.
+      const answer = await new Promise<Promise<void>>((release) => this.parked.set(id, { events, release }));
+      await answer;
+      return {};
+    }
+    throw new JsonRpcError(STATE_ERROR_CODES["unknown-watch"], `this bundle has no watch ${id}`, {
+      reason: "unknown-watch",
+    });
+  }
+
+  /** A batch for an id no pending watch turned out to have: answered with `unknown-watch`. */
+  private refuseParked(): void {
+    for (const [id, parked] of this.parked) {
+      this.parked.delete(id);
+      const refusal = new JsonRpcError(STATE_ERROR_CODES["unknown-watch"], `this bundle has no watch ${id}`, {
+        reason: "unknown-watch",
+      });
+      parked.release(Promise.reject(refusal));
+    }
+  }
+
+  /** Given to each watch: the `unwatch` verb, and forgetting its id. */
+  private readonly link: WatchLink = {
+    unwatch: async (id: string): Promise<void> => {
+      try {
+        await this.call("mesh/state.unwatch", { watch: id }, {});
+      } catch (error) {
+        // Already gone on the runtime's side, or the runtime itself is gone: the watch is over either way.
+        if (!StateError.is(error, "unknown-watch") && !ClientError.is(error, "closed")) throw error;
+      }
+    },
+    detach: (id: string): void => this.detach(id),
+  };
+
+  private detach(id: string): void {
+    const watch = this.watches.get(id);
+    this.watches.delete(id);
+    if (watch) this.open.delete(watch);
+  }
+
+  private translate(error: unknown, method: string, context: ErrorContext): Error {
+    if (error instanceof JsonRpcError) {
+      return (
+        StateError.fromWire(error, context) ??
+        new ClientError("protocol", `the runtime failed ${method} (JSON-RPC error ${error.code}): ${error.message}`, {
+          ...context,
+          code: error.code,
+        })
+      );
+    }
+    if (error instanceof JsonRpcPeerError) {
+      return new ClientError("closed", `${method} got no answer: ${this.closeReason ?? error.message}`, {
+        ...context,
+        cause: error,
+      });
+    }
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  private shutDown(reason: string): void {
+    if (this.closeReason !== undefined) return;
+    this.closeReason = reason;
+    this.peer.close(reason);
+    for (const watch of this.open) watch.connectionClosed(reason);
+    this.open.clear();
+    this.watches.clear();
+    this.refuseParked();
+    this.resolveClosed(reason);
+  }
+}

@@ -1,0 +1,31 @@
+export type { StateErrorReason, WatchEndReason } from "@mesh/state-protocol";
+// What a bundle needs from the wire without importing state-protocol itself.
+export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_VALUE_BYTES } from "@mesh/state-protocol";
+export { DEFAULT_UPDATE_ATTEMPTS } from "./bucket.js";
+export { connect } from "./client.js";
+export type { ClientErrorReason, ErrorContext, WireError } from "./errors.js";
+export { ClientError, StateError } from "./errors.js";
+export type {
+  ConnectOptions,
+  CurrentEvent,
+  DeleteEvent,
+  EndedEvent,
+  Entry,
+  HandleOptions,
+  HistoryEntry,
+  InvalidValueEvent,
+  JsonValue,
+  LineReceiver,
+  LineTransport,
+  Mirror,
+  PutEvent,
+  ReadOnlyStateHandle,
+  StateClient,
+  StateHandle,
+  Updated,
+  UpdateOptions,
+  ValueSchema,
+  Watch,
+  WatchEvent,
+  WatchOptions,
+} from "./types.js";

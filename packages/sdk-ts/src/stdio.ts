@@ -1,0 +1,74 @@
+import { NdjsonLineReader } from "@mesh/state-protocol";
+import { connect } from "./client.js";
+import type { ConnectOptions, LineTransport, StateClient } from "./types.js";
+
+/**
+ * The Node-only part of the SDK, behind `@mesh/sdk-ts/stdio` so the core stays transport-free.
+ * A bundle's stdin carries the runtime's lines and its stdout carries the bundle's; log to stderr.
+ *
+ * @example
+ * import { connectStdio } from "@mesh/sdk-ts/stdio";
+ * const mesh = await connectStdio();
+ */
+
+export interface StdioTransportOptions {
+  /** Default `process.stdin`. */
+  input?: NodeJS.ReadableStream;
+  /** Default `process.stdout`. Nothing else may write to it: every line on it is read as JSON-RPC. */
+  output?: NodeJS.WritableStream;
+  /** The longest line accepted from the runtime, in bytes (default: state-protocol's, which fits a 256 KiB value). */
+  maxLineBytes?: number;
+}
+
+export function stdioTransport(options: StdioTransportOptions = {}): LineTransport {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  let stopReading: (() => void) | undefined;
+
+  return {
+    start(receiver) {
+      const reader = new NdjsonLineReader({
+        ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+        onLine: (line) => receiver.line(line),
+        onOversize: (bytes) =>
+          receiver.problem(`dropped a line from the runtime over the size bound (${bytes} bytes seen)`),
+        onTruncated: (bytes) => receiver.problem(`the runtime's input ended inside a line (${bytes} bytes dropped)`),
+      });
+      const onData = (chunk: Uint8Array | string) => reader.push(chunk);
+      const onEnd = () => {
+        reader.end();
+        receiver.closed("stdin ended");
+      };
+      const onInputError = (error: Error) => receiver.closed(`stdin failed: ${error.message}`);
+      // A runtime that is gone makes writes fail with EPIPE; unhandled, that would crash the bundle.
+      const onOutputError = (error: Error) => receiver.closed(`stdout failed: ${error.message}`);
+      input.on("data", onData);
+      input.on("end", onEnd);
+      input.on("error", onInputError);
+      output.on("error", onOutputError);
+      stopReading = () => {
+        input.off("data", onData);
+        input.off("end", onEnd);
+        input.off("error", onInputError);
+        output.off("error", onOutputError);
+        // Paused and unlistened, stdin no longer keeps the bundle's event loop alive.
+        input.pause();
+      };
+    },
+    send(line) {
+      output.write(`${line}\n`);
+    },
+    async close() {
+      stopReading?.();
+      stopReading = undefined;
+    },
+  };
+}
+
+/** Connects over the process's stdin and stdout: what a bundle launched by the node runtime calls. */
+export async function connectStdio(
+  options: StdioTransportOptions & Omit<ConnectOptions, "transport"> = {},
+): Promise<StateClient> {
+  const { input, output, maxLineBytes, ...rest } = options;
+  return connect({ ...rest, transport: stdioTransport({ input, output, maxLineBytes }) });
+}
