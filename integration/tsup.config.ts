@@ -1,4 +1,11 @@
 import { defineConfig } from "tsup";
+import { BENCH_ENTRIES } from "./src/bench/entries";
 
 // The integration workspace builds only its runnable entry points (demo, bench); tests run from source.
-export default defineConfig({ entry: [], format: ["esm"], target: "node20", platform: "node", clean: true });
+export default defineConfig({
+  entry: { demo: "src/demo.ts", ...BENCH_ENTRIES },
+  format: ["esm"],
+  target: "node20",
+  platform: "node",
+  clean: true,
+});

@@ -115,3 +115,49 @@ it("raise --help has an example; a missing --catalogue is a usage error", async 
   expect(usage.code).toBe(2);
   expect(usage.stderr).toMatch(/--catalogue DIR is required/);
 });
+
+it("raise logs to stderr: a line per bucket created or updated, a warning per orphan, conflict and nearly full bucket", async () => {
+  await using server = await startServer({ config: CONFIG });
+  const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
+  type Line = { level: number; msg: string; bucket?: string };
+  const logLines = (stderr: string): Line[] =>
+    stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Line);
+  const v1 = catalogueDir({ "logged.json": { name: "logged", state: { keep: { maxBytes: 4096 }, drop: {} } } });
+  const first = await meshState(["raise", "--catalogue", v1, ...auth, "--json"]);
+  expect(first.code).toBe(0);
+  expect(JSON.parse(first.stdout).created).toHaveLength(2);
+  expect(logLines(first.stderr).map((line) => [line.level, line.msg])).toEqual([
+    [30, "created bucket mod_logged_drop"],
+    [30, "created bucket mod_logged_keep"],
+  ]);
+
+  // Fill keep past 90 % of its 4096 bytes (a 200-byte value is stored as 252 bytes: 15 of them are 92 %).
+  const admin = await connect({ servers: server.url, user: "admin", pass: "admin" });
+  const kv = await new Kvm(admin).open("mod_logged_keep");
+  for (let i = 0; i < 15; i += 1) await kv.put(`k${i}`, "v".repeat(200));
+  await admin.close();
+
+  // keep: history is updated, the max-bytes cut is a conflict; drop is an orphan now.
+  const v2 = catalogueDir({ "logged.json": { name: "logged", state: { keep: { maxBytes: 16, history: 2 } } } });
+  const second = await meshState(["raise", "--catalogue", v2, ...auth]);
+  expect(second.code).toBe(1);
+  expect(second.stdout).toMatch(/NEARLY FULL\s+mod_logged_keep\s+\d+(\.\d)? % of max bytes \(\d+ of 4096 B\)/);
+  const logged = logLines(second.stderr).map((line) => [line.level, line.bucket, line.msg.split(":")[0]]);
+  expect(logged).toEqual([
+    [40, "mod_logged_keep", "bucket mod_logged_keep"],
+    [30, "mod_logged_keep", "updated bucket mod_logged_keep"],
+    [40, "mod_logged_drop", "bucket mod_logged_drop is no longer declared by module logged"],
+    [40, "mod_logged_keep", expect.stringMatching(/^bucket mod_logged_keep is [\d.]+ % full/)],
+  ]);
+
+  const quieter = await meshState(["raise", "--catalogue", v2, ...auth, "--log-level", "warn"]);
+  expect(logLines(quieter.stderr).map((line) => line.level)).toEqual([40, 40, 40]);
+  const silent = await meshState(["raise", "--catalogue", v2, ...auth, "--log-level", "silent"]);
+  expect(logLines(silent.stderr)).toEqual([]);
+  const wrong = await meshState(["raise", "--catalogue", v2, ...auth, "--log-level", "loud"]);
+  expect(wrong.code).toBe(2);
+  expect(wrong.stderr).toMatch(/--log-level takes one of fatal, error, warn, info, debug, trace, silent, got loud/);
+});

@@ -3,12 +3,13 @@ import { parseArgs } from "node:util";
 import { ControllerKvError, describeLoss, type FieldChange, type RaiseReport, raise } from "@mesh/controller-kv";
 import { controllerInboxPrefix } from "@mesh/grant-composer";
 import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
+import { type Level, pino } from "pino";
 import { readManifestFiles } from "../catalogue-files.js";
 import { type CliIo, type Command, UsageError } from "../command.js";
 import { connectToServer, SERVER_ARG_OPTIONS } from "../connect.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR --server URL [--creds FILE | --user U --password P]
-                        [--replicas N] [--plan] [--json] [--accept-loss BUCKET]...
+                        [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
 creates what is missing, updates in place what can change without losing a value, and reports conflicts
@@ -24,6 +25,9 @@ Options:
   --plan                 compute the report and write nothing
   --accept-loss BUCKET   apply a history or ttl cut of this bucket although the report shows values it discards
   --json                 print the report as JSON
+  --log-level LEVEL      pino JSON lines on stderr: one per bucket created or updated, a warning per orphan,
+                         conflict, dangling read, nearly full bucket and failure; fatal, error, warn, info
+                         (default), debug, trace or silent
 
 Example:
   mesh-state raise --catalogue ./manifests --server nats://127.0.0.1:4222 \\
@@ -44,9 +48,16 @@ export const command: Command = {
         plan: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         "accept-loss": { type: "string", multiple: true, default: [] },
+        "log-level": { type: "string", default: "info" },
       },
     });
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
+    const level = values["log-level"];
+    if (!LOG_LEVELS.includes(level as Level | "silent"))
+      throw new UsageError(`--log-level takes one of ${LOG_LEVELS.join(", ")}, got ${level}`);
+    // Logs go to stderr so that stdout stays the report alone (`--json | jq` keeps working). No pino `name`:
+    // the raise's lines carry the bucket's own `name` field, which would overwrite it.
+    const logger = pino({ level }, io.stderr);
     const replicas = Number(values.replicas);
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
@@ -61,7 +72,14 @@ export const command: Command = {
     let report: RaiseReport;
     let failure: ControllerKvError | undefined;
     try {
-      report = await raise({ connection, catalogue, replicas, plan: values.plan, acceptLoss: values["accept-loss"] });
+      report = await raise({
+        connection,
+        catalogue,
+        replicas,
+        plan: values.plan,
+        acceptLoss: values["accept-loss"],
+        logger,
+      });
     } catch (error) {
       if (!(error instanceof ControllerKvError) || !error.report) throw error;
       report = error.report;
@@ -71,9 +89,11 @@ export const command: Command = {
     }
     io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, values.server ?? ""));
     if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
-    return report.conflicts.length > 0 || report.failed.length > 0 ? 1 : 0;
+    return report.conflicts.length > 0 || report.failed.length > 0 || report.notAttempted.length > 0 ? 1 : 0;
   },
 };
+
+const LOG_LEVELS: readonly (Level | "silent")[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** Every manifest of the folder, each checked alone: cross-manifest problems are the report's to show. */
 async function loadManifests(dir: string, io: CliIo): Promise<Catalogue> {
@@ -140,6 +160,12 @@ export function formatReport(report: RaiseReport, server: string): string {
     rows.push(["CONFLICT", conflict.bucket, `${formatChange(conflict.change)} not applied: ${conflict.advice}`]);
   }
   for (const failed of report.failed) rows.push(["FAILED", failed.bucket, `${failed.action}: ${failed.message}`]);
+  for (const skipped of report.notAttempted) {
+    rows.push(["NOT DONE", skipped.bucket, `${skipped.action} not sent: JetStream stopped answering; raise again`]);
+  }
+  for (const full of report.nearlyFull) {
+    rows.push(["NEARLY FULL", full.bucket, `${full.percent} % of max bytes (${full.bytes} of ${full.maxBytes} B)`]);
+  }
   for (const orphan of report.orphans) {
     rows.push([
       "orphan",
