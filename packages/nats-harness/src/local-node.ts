@@ -72,6 +72,9 @@ export class LocalNode implements ServerNode {
       cwd: this.#options.dir,
       stdio: ["ignore", "ignore", "pipe"],
       env: safeEnv(),
+      // Its own process group: a terminal's Ctrl-C reaches the caller (e.g. `mesh-state dev`), which stops
+      // its bundle first and the server last; the reaper still kills the server on the caller's exit.
+      detached: true,
     });
     this.#child = child;
     this.#stderr = "";
