@@ -1,5 +1,6 @@
 import type { StreamInfo } from "@nats-io/jetstream";
 import { type NatsConnection, NoRespondersError, PermissionViolationError, TimeoutError } from "@nats-io/nats-core";
+import type { ApiFailure } from "./types.js";
 
 /**
  * The few JetStream API calls a raise makes, as plain requests: one request per call, so what a raise
@@ -7,27 +8,54 @@ import { type NatsConnection, NoRespondersError, PermissionViolationError, Timeo
  * may ask once more). Responses are checked for the fields the raise reads before they are trusted.
  */
 
-export type ApiFailure = "timeout" | "no-responders" | "denied" | "server";
-
 /** A JetStream API request that did not succeed. */
 export class ApiRequestError extends Error {
   readonly failure: ApiFailure;
   /** JetStream's `err_code` when the server answered with an error. */
   readonly serverCode?: number;
-  constructor(failure: ApiFailure, message: string, options: { serverCode?: number; cause?: unknown } = {}) {
+  /** The HTTP-like `code` of the server's error: 503 when JetStream cannot serve the request now (no meta leader). */
+  readonly status?: number;
+  constructor(
+    failure: ApiFailure,
+    message: string,
+    options: { serverCode?: number; status?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ApiRequestError";
     this.failure = failure;
     if (options.serverCode !== undefined) this.serverCode = options.serverCode;
+    if (options.status !== undefined) this.status = options.status;
   }
+}
+
+/**
+ * Whether a failure says JetStream cannot answer at all right now (a timeout, nobody listening, or the
+ * server's 503 "temporarily unavailable" when there is no meta leader), rather than refusing this request.
+ */
+export function jetStreamCannotAnswer(error: unknown): boolean {
+  if (!(error instanceof ApiRequestError)) return false;
+  return error.failure === "timeout" || error.failure === "no-responders" || error.status === 503;
 }
 
 /** Server page size of STREAM.LIST (JSApiListLimit). */
 export const STREAM_LIST_PAGE = 256;
 
+/**
+ * The least time a STREAM.LIST request is given. In a cluster the meta leader asks every stream's leader for
+ * its state and, when one is down, answers after 4 s with that stream under `missing` (measured, nats-server
+ * 2.9.10); a shorter timeout would turn one node down into "cannot list anything".
+ */
+export const STREAM_LIST_TIMEOUT_FLOOR_MS = 6_000;
+
+/** The account's streams: those whose leader answered, and the names of those whose leader did not. */
+export interface StreamListing {
+  streams: StreamInfo[];
+  missing: string[];
+}
+
 export interface JetStreamApi {
   /** Every stream of the account, a page of up to 256 per request. */
-  listStreams(): Promise<StreamInfo[]>;
+  listStreams(): Promise<StreamListing>;
   /** Per-subject message counts of one stream (STREAM.INFO with a subjects filter, paged by the server). */
   subjectCounts(stream: string, filter: string): Promise<Map<string, number>>;
   createStream(config: { readonly name: string }): Promise<StreamInfo>;
@@ -35,13 +63,13 @@ export interface JetStreamApi {
 }
 
 export function jetStreamApi(connection: NatsConnection, timeoutMs: number, prefix = "$JS.API"): JetStreamApi {
-  async function call(subject: string, body: unknown): Promise<Record<string, unknown>> {
+  async function call(subject: string, body: unknown, timeout = timeoutMs): Promise<Record<string, unknown>> {
     let reply: Record<string, unknown>;
     try {
-      const msg = await connection.request(subject, JSON.stringify(body), { timeout: timeoutMs });
+      const msg = await connection.request(subject, JSON.stringify(body), { timeout });
       reply = msg.json<Record<string, unknown>>();
     } catch (error) {
-      throw describeRequestFailure(subject, error, timeoutMs);
+      throw describeRequestFailure(subject, error, timeout);
     }
     if (typeof reply !== "object" || reply === null) {
       throw new ApiRequestError("server", `${subject}: the server's answer is not a JSON object`);
@@ -49,12 +77,14 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
     const failure = reply.error as { err_code?: unknown; code?: unknown; description?: unknown } | undefined;
     if (failure) {
       const serverCode = typeof failure.err_code === "number" ? failure.err_code : undefined;
+      const status = typeof failure.code === "number" ? failure.code : undefined;
       const description = typeof failure.description === "string" ? failure.description : JSON.stringify(failure);
       throw new ApiRequestError(
         "server",
         `${subject}: ${description}${serverCode ? ` (err_code ${serverCode})` : ""}`,
         {
           ...(serverCode === undefined ? {} : { serverCode }),
+          ...(status === undefined ? {} : { status }),
         },
       );
     }
@@ -64,12 +94,19 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
   return {
     async listStreams() {
       const streams: StreamInfo[] = [];
+      const missing: string[] = [];
+      const timeout = Math.max(timeoutMs, STREAM_LIST_TIMEOUT_FLOOR_MS);
       for (;;) {
-        const page = await call(`${prefix}.STREAM.LIST`, { offset: streams.length });
+        // The offset counts the missing streams too: they hold their place in the server's list.
+        const seen = streams.length + missing.length;
+        const page = await call(`${prefix}.STREAM.LIST`, { offset: seen }, timeout);
         const got = Array.isArray(page.streams) ? (page.streams as unknown[]) : [];
         for (const info of got) streams.push(checkStreamInfo(info, `${prefix}.STREAM.LIST`));
-        const total = typeof page.total === "number" ? page.total : streams.length;
-        if (got.length === 0 || streams.length >= total) return streams;
+        const absent = Array.isArray(page.missing) ? page.missing : [];
+        for (const name of absent) if (typeof name === "string") missing.push(name);
+        const total = typeof page.total === "number" ? page.total : streams.length + missing.length;
+        const now = streams.length + missing.length;
+        if (now === seen || now >= total) return { streams, missing };
       }
     },
     async subjectCounts(stream, filter) {

@@ -7,6 +7,9 @@ import type { RaiseOptions } from "./types.js";
 /** JetStream's largest replica count. */
 export const MAX_REPLICAS = 5;
 export const DEFAULT_TIMEOUT_MS = 5_000;
+/** Enough to hide the round trips of a large first raise, few enough not to flood a meta leader. */
+export const DEFAULT_CONCURRENCY = 8;
+const MAX_CONCURRENCY = 64;
 
 export interface CheckedRaiseOptions {
   connection: NatsConnection;
@@ -15,6 +18,7 @@ export interface CheckedRaiseOptions {
   plan: boolean;
   acceptLoss: ReadonlySet<string>;
   timeoutMs: number;
+  concurrency: number;
 }
 
 /**
@@ -65,7 +69,22 @@ export function checkRaiseOptions(options: RaiseOptions): CheckedRaiseOptions {
       `timeoutMs must be a positive whole number, got ${JSON.stringify(timeoutMs)}`,
     );
   }
-  return { connection, catalogue, replicas, plan: options.plan === true, acceptLoss: new Set(acceptLoss), timeoutMs };
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw new ControllerKvError(
+      "bad-options",
+      `concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, got ${JSON.stringify(concurrency)}`,
+    );
+  }
+  return {
+    connection,
+    catalogue,
+    replicas,
+    plan: options.plan === true,
+    acceptLoss: new Set(acceptLoss),
+    timeoutMs,
+    concurrency,
+  };
 }
 
 export function silentLogger(): Logger {

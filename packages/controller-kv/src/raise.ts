@@ -7,6 +7,7 @@ import {
 } from "@mesh/manifest-schema";
 import type { StreamInfo } from "@nats-io/jetstream";
 import type { Logger } from "pino";
+import { immutableAdvice, lossAdvice } from "./advice.js";
 import {
   desiredStreamConfig,
   diffBucket,
@@ -15,22 +16,25 @@ import {
   settingsOf,
 } from "./bucket-config.js";
 import { ControllerKvError } from "./errors.js";
-import { ApiRequestError, type JetStreamApi, jetStreamApi } from "./jsapi.js";
-import { describeLoss, lossMayBeAccepted, measureLoss } from "./loss.js";
+import { fillAdvice, nearlyFullBuckets } from "./fill.js";
+import { ApiRequestError, type JetStreamApi, jetStreamApi, type StreamListing } from "./jsapi.js";
+import { lossMayBeAccepted, measureLoss } from "./loss.js";
 import { checkRaiseOptions, silentLogger } from "./options.js";
+import { forEachBounded, NotSentError, stopGate } from "./stop-gate.js";
 import type { BucketRef, Conflict, FieldChange, Loss, RaiseOptions, RaiseReport } from "./types.js";
 
 /**
  * Asserts a bucket for every `state` declaration of the catalogue: creates what is missing, updates in
  * place what differs and can change without losing a value, and reports the rest. Never deletes or purges.
- * A raise with nothing to change sends one STREAM.LIST request per 256 streams and nothing else.
+ * A raise with nothing to change sends one STREAM.LIST request per 256 streams and nothing else. Creates
+ * and updates run a few at a time; once JetStream shows it cannot answer, the rest are not sent.
  *
  * @example
  * const report = await raise({ connection, catalogue, replicas: 1, logger });
  * // report.created[0].bucket === "mod_operators-agent_mcp-servers"
  */
 export async function raise(options: RaiseOptions): Promise<RaiseReport> {
-  const { connection, catalogue, replicas, plan, acceptLoss, timeoutMs } = checkRaiseOptions(options);
+  const { connection, catalogue, replicas, plan, acceptLoss, timeoutMs, concurrency } = checkRaiseOptions(options);
   const logger = options.logger ?? silentLogger();
   const now = (options.now ?? Date.now)();
   if (replicas > 1 && !connection.info?.cluster) {
@@ -39,27 +43,23 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
       `replicas ${replicas} needs a JetStream cluster, and the server ${connection.info?.server_name ?? ""} is not clustered: raise with replicas 1`,
     );
   }
-  const api = jetStreamApi(connection, timeoutMs);
-  const existing = await listBuckets(api);
+  const { existing, missing } = await listBuckets(jetStreamApi(connection, timeoutMs));
+  const gate = stopGate(jetStreamApi(connection, timeoutMs));
   const declared = declaredBuckets(catalogue);
-  const report: RaiseReport = {
-    plan,
-    replicas,
-    created: [],
-    updated: [],
-    unchanged: [],
-    conflicts: [],
-    orphans: [],
-    danglingReads: [],
-    failed: [],
-  };
+  const report = emptyReport(plan, replicas);
 
-  for (const bucket of declared) {
+  // Each bucket writes into a part of its own, merged in declaration order, so the report does not depend
+  // on which request answered first.
+  const parts = declared.map(() => emptyReport(plan, replicas));
+  await forEachBounded(declared, concurrency, async (bucket, index) => {
+    const context = { api: gate.api, plan, logger, report: parts[index]! };
     const desired = desiredStreamConfig(bucket, replicas);
     const current = existing.get(bucket.stream);
-    if (current) await assertExisting(bucket, desired, current, { api, plan, acceptLoss, now, logger, report });
-    else await create(bucket, desired, { api, plan, logger, report });
-  }
+    if (missing.has(bucket.stream)) notChecked(bucket.bucket, context.report, logger);
+    else if (current) await assertExisting(bucket, desired, current, { ...context, acceptLoss, now });
+    else await create(bucket, desired, context);
+  });
+  for (const part of parts) mergeInto(report, part);
 
   const declaredStreams = new Set(declared.map((bucket) => bucket.stream));
   for (const [stream, info] of existing) {
@@ -76,6 +76,9 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
     report.orphans.push(orphan);
     logger.warn(orphan, `bucket ${bucket} is no longer declared by module ${names.module}: kept with its values`);
   }
+  for (const stream of missing) {
+    if (!declaredStreams.has(stream)) notChecked(stream.slice("KV_".length), report, logger);
+  }
 
   const declaredBucketNames = new Set(declared.map((bucket) => bucket.bucket));
   for (const manifest of catalogue) {
@@ -84,28 +87,76 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
       if (!parts) continue;
       const bucket = bucketName(parts.module, parts.name);
       if (declaredBucketNames.has(bucket)) continue;
-      const dangling = { module: manifest.name, reference, bucket, exists: existing.has(`KV_${bucket}`) };
+      const exists = existing.has(`KV_${bucket}`) || missing.has(`KV_${bucket}`);
+      const dangling = { module: manifest.name, reference, bucket, exists };
       report.danglingReads.push(dangling);
       logger.warn(dangling, `module ${manifest.name} reads ${reference}, which no module declares`);
     }
   }
 
-  if (report.failed.length > 0) {
-    const lines = report.failed.map((failure) => `  ${failure.action} ${failure.bucket}: ${failure.message}`);
-    throw new ControllerKvError(
-      "incomplete",
-      `the raise did not finish ${report.failed.length} bucket${report.failed.length === 1 ? "" : "s"}; everything else is done. Raise again once the servers answer:\n${lines.join("\n")}`,
-      { report },
-    );
-  }
+  report.nearlyFull = nearlyFullBuckets(existing, report.updated);
+  for (const full of report.nearlyFull) logger.warn(full, fillAdvice(full, connection.info?.version));
+
+  if (report.failed.length > 0 || report.notAttempted.length > 0) throw incomplete(report, gate.stoppedBy());
   return report;
 }
 
-/** The `mod_*` buckets on the server, by stream name, from one STREAM.LIST request per 256 streams. */
-async function listBuckets(api: JetStreamApi): Promise<Map<string, StreamInfo>> {
-  let streams: StreamInfo[];
+/** A bucket the listing could not describe: left as it is, and said so. */
+function notChecked(bucket: string, report: RaiseReport, logger: Logger): void {
+  const ref = { bucket, ...parseBucketName(bucket)! };
+  report.notAttempted.push({ ...ref, action: "check" });
+  logger.warn(ref, `bucket ${bucket} not checked: its stream's leader did not answer the listing (a server down?)`);
+}
+
+function emptyReport(plan: boolean, replicas: number): RaiseReport {
+  return {
+    plan,
+    replicas,
+    created: [],
+    updated: [],
+    unchanged: [],
+    conflicts: [],
+    orphans: [],
+    danglingReads: [],
+    failed: [],
+    notAttempted: [],
+    nearlyFull: [],
+  };
+}
+
+function mergeInto(report: RaiseReport, part: RaiseReport): void {
+  report.created.push(...part.created);
+  report.updated.push(...part.updated);
+  report.unchanged.push(...part.unchanged);
+  report.conflicts.push(...part.conflicts);
+  report.failed.push(...part.failed);
+  report.notAttempted.push(...part.notAttempted);
+}
+
+function incomplete(report: RaiseReport, stoppedBy: Error | undefined): ControllerKvError {
+  const plural = (count: number) => `${count} bucket${count === 1 ? "" : "s"}`;
+  const lines = report.failed.map((failure) => `  ${failure.action} ${failure.bucket}: ${failure.message}`);
+  if (report.notAttempted.length > 0) {
+    lines.push(
+      `  not attempted, ${plural(report.notAttempted.length)}: ${report.notAttempted.map((item) => `${item.action} ${item.bucket}`).join(", ")}`,
+    );
+  }
+  const why = stoppedBy ? ` JetStream stopped answering (${stoppedBy.message}), so nothing more was sent.` : "";
+  return new ControllerKvError(
+    "incomplete",
+    `the raise did not finish ${plural(report.failed.length + report.notAttempted.length)}; everything else is done.${why} Raise again once the servers answer:\n${lines.join("\n")}`,
+    { report },
+  );
+}
+
+/**
+ * The `mod_*` buckets on the server, by stream name, from one STREAM.LIST request per 256 streams; and the
+ * `mod_*` streams the listing named as missing (their leader did not answer), which exist but are unknown.
+ */
+async function listBuckets(api: JetStreamApi): Promise<{ existing: Map<string, StreamInfo>; missing: Set<string> }> {
+  let listing: StreamListing;
   try {
-    streams = await api.listStreams();
+    listing = await api.listStreams();
   } catch (error) {
     const denied = error instanceof ApiRequestError && error.failure === "denied";
     throw new ControllerKvError(
@@ -114,12 +165,10 @@ async function listBuckets(api: JetStreamApi): Promise<Map<string, StreamInfo>> 
       { cause: error },
     );
   }
-  const buckets = new Map<string, StreamInfo>();
-  for (const info of streams) {
-    const name = info.config.name;
-    if (name.startsWith("KV_") && parseBucketName(name.slice("KV_".length))) buckets.set(name, info);
-  }
-  return buckets;
+  const isBucket = (name: string) => name.startsWith("KV_") && parseBucketName(name.slice("KV_".length)) !== undefined;
+  const existing = new Map<string, StreamInfo>();
+  for (const info of listing.streams) if (isBucket(info.config.name)) existing.set(info.config.name, info);
+  return { existing, missing: new Set(listing.missing.filter(isBucket)) };
 }
 
 interface Context {
@@ -212,29 +261,15 @@ async function assertExisting(
 }
 
 function recordFailure(context: Context, ref: BucketRef, action: "create" | "update", error: unknown): void {
+  if (error instanceof NotSentError) {
+    context.report.notAttempted.push({ ...ref, action });
+    context.logger.warn({ ...ref, action }, `did not ${action} bucket ${ref.bucket}: ${error.message}`);
+    return;
+  }
+  const failure = error instanceof ApiRequestError ? error.failure : "server";
   const serverCode = error instanceof ApiRequestError ? error.serverCode : undefined;
   const message = error instanceof Error ? error.message : String(error);
-  context.report.failed.push({ ...ref, action, ...(serverCode === undefined ? {} : { serverCode }), message });
-  context.logger.warn({ ...ref, action, message }, `could not ${action} bucket ${ref.bucket}`);
-}
-
-function immutableAdvice(change: FieldChange): string {
-  switch (change.field) {
-    case "maxConsumers":
-      return "JetStream sets max_consumers only when a stream is created; the bucket and its values stay as they are (moving them to a new bucket is an operator's decision, never a raise's)";
-    case "storage":
-    case "retention":
-    case "mirror":
-    case "sources":
-      return `JetStream does not change ${change.jetstreamField} of an existing stream; the bucket and its values stay as they are`;
-    default:
-      return `JetStream does not turn ${change.jetstreamField} off once it is on; the bucket stays as it is`;
-  }
-}
-
-function lossAdvice(bucket: string, loss: Loss): string {
-  if (loss.kind === "maxBytes") {
-    return `${describeLoss(loss)}. A raise never applies it: delete keys through the owning module, or declare maxBytes of at least ${loss.bytes}`;
-  }
-  return `${describeLoss(loss)}. To apply it anyway, raise again accepting loss for ${bucket} (acceptLoss, --accept-loss ${bucket})`;
+  context.report.failed.push({ ...ref, action, failure, ...(serverCode === undefined ? {} : { serverCode }), message });
+  const outcome = failure === "timeout" ? " (no answer: the server may still apply it; the next raise sees)" : "";
+  context.logger.warn({ ...ref, action, failure, message }, `could not ${action} bucket ${ref.bucket}${outcome}`);
 }

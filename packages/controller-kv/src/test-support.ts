@@ -16,13 +16,12 @@ const ADMIN: Grant = {
 };
 const ADMIN_PASSWORD = "admin-secret";
 
-/** The state account's config: the controller's state user as composed, and an all-powerful admin. */
-export const STATE_ACCOUNT_CONFIG = renderStateAccountConfig({
-  users: [
-    { grant: CONTROLLER, password: CONTROLLER_PASSWORD },
-    { grant: ADMIN, password: ADMIN_PASSWORD },
-  ],
-});
+/** The controller's state user as composed, and an all-powerful admin, as users of the state account. */
+export const CONTROLLER_USER = { grant: CONTROLLER, password: CONTROLLER_PASSWORD };
+export const ADMIN_USER = { grant: ADMIN, password: ADMIN_PASSWORD };
+
+/** The state account's config with those two users. */
+export const STATE_ACCOUNT_CONFIG = renderStateAccountConfig({ users: [CONTROLLER_USER, ADMIN_USER] });
 
 export function connectController(servers: string | string[]): Promise<NatsConnection> {
   return connect({ servers, user: CONTROLLER.user, pass: CONTROLLER_PASSWORD, inboxPrefix: CONTROLLER.inboxPrefix });

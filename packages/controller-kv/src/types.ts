@@ -31,6 +31,11 @@ export interface RaiseOptions {
   now?: () => number;
   /** Timeout of each JetStream API request in milliseconds; 5000 by default. */
   timeoutMs?: number;
+  /**
+   * Creates and updates in flight at once; 8 by default. Once JetStream shows it cannot answer (a timeout,
+   * no meta leader), no further request is sent and the buckets not yet reached are reported as `notAttempted`.
+   */
+  concurrency?: number;
 }
 
 /** A bucket setting, named as a manifest author or operator knows it, with its JetStream config field. */
@@ -137,12 +142,42 @@ export interface DanglingRead {
   exists: boolean;
 }
 
-/** A create or update the server refused or did not answer; the next raise tries again. */
+/**
+ * How a JetStream API request failed: `timeout` (no answer in time — the server may still apply it; the next
+ * raise sees what it did), `no-responders` (no JetStream listening), `denied` (the user may not send it),
+ * `server` (JetStream answered with an error: the request was not applied).
+ */
+export type ApiFailure = "timeout" | "no-responders" | "denied" | "server";
+
+/** A create or update that was sent and the server refused or did not answer; the next raise tries again. */
 export interface FailedBucket extends BucketRef {
   action: "create" | "update";
+  failure: ApiFailure;
   /** The JetStream API error code (`err_code`) when the server gave one. */
   serverCode?: number;
   message: string;
+}
+
+/**
+ * What the raise left undone, and nothing of it was written; the next raise does it.
+ * - `create`, `update`: not sent, because JetStream had already shown it cannot answer (see `concurrency`);
+ * - `check`: the bucket exists, but its stream's leader did not answer the listing (a node down), so its
+ *   configuration and size are unknown: it was neither compared nor changed, nor, if undeclared, measured.
+ */
+export interface NotAttemptedBucket extends BucketRef {
+  action: "create" | "update" | "check";
+}
+
+/**
+ * A bucket holding at least `FILL_WARNING_PERCENT` (90) % of its max bytes. On nats-server < 2.10.5 a write
+ * near the limit can evict the oldest key although the bucket is `discard: new` (nats-server#4771, decision 0004).
+ */
+export interface NearlyFullBucket extends BucketRef {
+  bytes: number;
+  /** The bucket's max bytes once this raise is done (an applied maxBytes change counts). */
+  maxBytes: number;
+  /** bytes / maxBytes as a percentage, rounded down to one decimal. */
+  percent: number;
 }
 
 export interface RaiseReport {
@@ -156,6 +191,10 @@ export interface RaiseReport {
   orphans: Orphan[];
   danglingReads: DanglingRead[];
   failed: FailedBucket[];
+  /** Creates and updates not sent once JetStream stopped answering: not done, and due on the next raise. */
+  notAttempted: NotAttemptedBucket[];
+  /** Buckets at or above 90 % of their max bytes, fullest first. */
+  nearlyFull: NearlyFullBucket[];
 }
 
 /** The settings of a bucket as the raise makes them. */
