@@ -1,7 +1,12 @@
 import { defineConfig, type Options } from "tsup";
 
 /** The one build shape of every package: ESM, .d.ts, Node 20, no bundled dependencies unless named. */
-export function meshPackage(options: { entry: Record<string, string>; noExternal?: (string | RegExp)[]; external?: (string | RegExp)[]; banner?: Options["banner"] }) {
+export function meshPackage(options: {
+  entry: Record<string, string>;
+  noExternal?: (string | RegExp)[];
+  external?: (string | RegExp)[];
+  banner?: Options["banner"];
+}) {
   return defineConfig({
     entry: options.entry,
     format: ["esm"],

@@ -46,7 +46,13 @@ export function checkManifestFiles(files: readonly ManifestFile[]): { catalogue?
   if (issues.length > 0) return { issues };
   const result = checkCatalogue(files.map((file) => file.json));
   if (result.ok) return { catalogue: result.value, issues: [] };
-  return { issues: result.issues.map((issue: CatalogueIssue) => ({ file: files[issue.manifest]!.path, path: issue.path, message: issue.message })) };
+  return {
+    issues: result.issues.map((issue: CatalogueIssue) => ({
+      file: files[issue.manifest]!.path,
+      path: issue.path,
+      message: issue.message,
+    })),
+  };
 }
 
 /** Loads a catalogue folder or throws an error listing every problem with its file. */
@@ -55,7 +61,9 @@ export async function loadCatalogue(dir: string, cwd: string): Promise<Catalogue
   if (files.length === 0) throw new Error(`no manifest (*.json) in ${resolve(cwd, dir)}`);
   const { catalogue, issues } = checkManifestFiles(files);
   if (!catalogue) {
-    throw new Error(`the catalogue in ${dir} has problems:\n${issues.map((i) => `  ${i.file}${i.path ? ` ${i.path}` : ""}: ${i.message}`).join("\n")}`);
+    throw new Error(
+      `the catalogue in ${dir} has problems:\n${issues.map((i) => `  ${i.file}${i.path ? ` ${i.path}` : ""}: ${i.message}`).join("\n")}`,
+    );
   }
   return catalogue;
 }

@@ -25,7 +25,8 @@ export const SERVER_ARG_OPTIONS = {
 /** Connects with the given options; `--creds` and `--user/--password` are exclusive. */
 export async function connectToServer(options: ServerOptions, name: string): Promise<NatsConnection> {
   if (!options.server) throw new UsageError("--server URL is required");
-  if (options.creds && (options.user || options.password)) throw new UsageError("give --creds or --user/--password, not both");
+  if (options.creds && (options.user || options.password))
+    throw new UsageError("give --creds or --user/--password, not both");
   const authenticator = options.creds ? credsAuthenticator(await readFile(options.creds)) : undefined;
   return connect({
     servers: options.server.split(","),
