@@ -12,9 +12,18 @@ import {
  * A state verb refused, with its stable reason: what the bundle receives as a JSON-RPC error
  * `{code, message, data: {reason, ...}}`. Extends `JsonRpcError` so the peer answers it as is.
  */
+/** What a refusal carries in `data` besides its reason (state-protocol's `StateErrorData`). */
+export interface RefusalData {
+  path?: string;
+  revision?: number;
+  /** With `too-large` for a reply: its size (at least) and the bound it broke. */
+  bytes?: number;
+  limit?: number;
+}
+
 export class StateRefusal extends JsonRpcError {
   readonly reason: StateErrorReason;
-  constructor(reason: StateErrorReason, message: string, extra: { path?: string; revision?: number } = {}) {
+  constructor(reason: StateErrorReason, message: string, extra: RefusalData = {}) {
     super(stateErrorCode(reason), message, { reason, ...extra });
     this.name = "StateRefusal";
     this.reason = reason;

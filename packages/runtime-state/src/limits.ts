@@ -9,6 +9,7 @@ export const DEFAULT_LIMITS: StateLimits = {
   consumerInactiveMs: 30_000,
   recoveryBudgetMs: 60_000,
   maxWatches: 64,
+  maxReplyBytes: 17 * 1024 * 1024,
 };
 
 /** A pull must fit the largest message: a 256 KiB value plus its key and headers. */

@@ -2,6 +2,7 @@ import type { ConsumerConfig, JetStreamManager } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import { isDeleteOperation } from "./bucket.js";
+import { isApiError, JETSTREAM_CODES } from "./errors.js";
 import type { Clock, StateLimits } from "./types.js";
 
 /**
@@ -127,8 +128,12 @@ export class ConsumerReader {
     }
   }
 
-  /** Deletes the consumer on the server now and drops the subscription. Never throws. */
-  async close(): Promise<void> {
+  /**
+   * Drops the subscription and deletes the consumer on the server now. Never throws; resolves `false` when
+   * the delete could not be made (NATS unreachable): call again once the connection is back, or
+   * inactive_threshold removes it (~30 s), counted against the stream's max_consumers until then.
+   */
+  async close(): Promise<boolean> {
     this.closed = true;
     this.clearWatchdog();
     this.subscription?.unsubscribe();
@@ -137,8 +142,9 @@ export class ConsumerReader {
     this.wake?.();
     try {
       await this.options.jsm.consumers.delete(this.options.stream, this.name);
-    } catch {
-      // Gone already, or NATS is unreachable: inactive_threshold removes it within ~30 s.
+      return true;
+    } catch (error) {
+      return isApiError(error, JETSTREAM_CODES.consumerNotFound);
     }
   }
 

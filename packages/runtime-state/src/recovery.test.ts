@@ -72,3 +72,56 @@ describe("watch recovery: no change missed, no revision repeated", () => {
     await bundle.kill();
   });
 });
+
+describe("a consumer lost while the current values go out", () => {
+  it("resumes from a fresh snapshot: current still falls where the bundle holds a real state of the bucket", async () => {
+    await using nats = await stateServer({ history: 5 });
+    const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
+    const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
+    // z@1 is overwritten by z@7 and y@5 by y@6: the snapshot is a@2 b@3 c@4 y@6 z@7.
+    for (const [key, value] of [
+      ["z", 1],
+      ["a", 2],
+      ["b", 3],
+      ["c", 4],
+      ["y", 5],
+      ["y", 6],
+      ["z", 7],
+    ] as const) {
+      await put(key, value);
+    }
+    const reader = createStateService({
+      connection: await nats.machine("m2"),
+      membership: readerMembership,
+      limits: { batchEvents: 2 },
+    });
+    const bundle = spawnBundle(reader);
+    bundle.send({ hold: true });
+    const id = ((await bundle.call("mesh/state.watch", { bucket: "notes-app.notes" })).result as { watch: string })
+      .watch;
+    await bundle.untilEvents(id, (events) => events.length === 2);
+    // The first batch is held, so no pull is open: the consumer goes with the initial phase half done.
+    const [name] = await nats.consumerNames();
+    await nats.jsm.consumers.delete("KV_mod_notes-app_notes", name!);
+    await put("b", 8); // b was sent already: its new value is a change made while the watch was away
+    await owner.handle("mesh/state.delete", { bucket: "notes", key: "a" }); // a was sent: the bundle must drop it
+    bundle.send({ hold: false });
+    bundle.send({ release: true });
+    await bundle.untilEvents(id, (events) => events.some((event) => event.type === "current"), 15_000);
+    await put("d", 10);
+    await bundle.untilEvents(id, (events) => events.at(-1)?.revision === 10, 15_000);
+    expect(brief(bundle.events(id))).toEqual([
+      "put a@2",
+      "put b@3",
+      "put c@4",
+      "put y@6",
+      "put z@7",
+      "put b@8",
+      // The one deletion before `current`: a key the bundle holds, deleted while the consumer was away.
+      "delete a@9",
+      "current",
+      "put d@10",
+    ]);
+    await bundle.kill();
+  });
+});

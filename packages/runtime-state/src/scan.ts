@@ -1,11 +1,29 @@
-import type { HistoryEntry } from "@mesh/state-protocol";
+import { encodedValueSize, type HistoryEntry } from "@mesh/state-protocol";
 import { decodeValue } from "./bucket.js";
 import type { ConsumerReader, PulledMessage } from "./reader.js";
 
 /**
  * keys and history: a short-lived consumer read to the end of what it counted at creation, then
- * deleted at once (the client's own keys()/history() leave theirs for five minutes).
+ * deleted at once (the client's own keys()/history() leave theirs for five minutes). Each reply is
+ * bounded in bytes while it is read (`ReplyTooLarge`), so neither the runtime nor the bundle ever holds
+ * more than one reply line's worth: a line the bundle's reader drops would leave its request pending.
  */
+
+/** A keys or history reply would be over `limit` bytes of JSON; `bytes` is how much was counted when it stopped. */
+export class ReplyTooLarge extends Error {
+  readonly bytes: number;
+  readonly limit: number;
+  constructor(bytes: number, limit: number) {
+    super(`the reply is over ${limit} bytes (${bytes} counted)`);
+    this.name = "ReplyTooLarge";
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
+/** The JSON around a result's array and each history entry, counted generously so the bound holds. */
+const REPLY_OVERHEAD_BYTES = 32;
+const ENTRY_OVERHEAD_BYTES = 160;
 
 /** Reads until caught up: the counted messages, a message with pending 0, or a pull that found nothing. */
 async function readToEnd(reader: ConsumerReader, visit: (message: PulledMessage) => void): Promise<void> {
@@ -26,10 +44,20 @@ async function readToEnd(reader: ConsumerReader, visit: (message: PulledMessage)
   }
 }
 
-/** Current keys (no deleted ones), sorted. The reader must be `last_per_subject`, headers only. */
-export async function scanKeys(reader: ConsumerReader): Promise<string[]> {
+/**
+ * Current keys (no deleted ones), sorted. The reader must be `last_per_subject`, headers only. Keys are
+ * ASCII, so `"key",` is exactly its bytes in the reply.
+ */
+export async function scanKeys(reader: ConsumerReader, maxReplyBytes: number): Promise<string[]> {
   const live = new Map<string, boolean>();
-  await readToEnd(reader, (message) => live.set(message.key, message.operation === "put"));
+  let bytes = REPLY_OVERHEAD_BYTES;
+  await readToEnd(reader, (message) => {
+    const wasPresent = live.get(message.key) === true;
+    const present = message.operation === "put";
+    live.set(message.key, present);
+    if (present !== wasPresent) bytes += (present ? 1 : -1) * (message.key.length + 3);
+    if (bytes > maxReplyBytes) throw new ReplyTooLarge(bytes, maxReplyBytes);
+  });
   return [...live]
     .filter(([, present]) => present)
     .map(([key]) => key)
@@ -37,14 +65,19 @@ export async function scanKeys(reader: ConsumerReader): Promise<string[]> {
 }
 
 /** Every stored revision of one key, oldest first. The reader must deliver `all`, filtered on the key. */
-export async function scanHistory(reader: ConsumerReader): Promise<HistoryEntry[]> {
+export async function scanHistory(reader: ConsumerReader, maxReplyBytes: number): Promise<HistoryEntry[]> {
   const entries: HistoryEntry[] = [];
+  let bytes = REPLY_OVERHEAD_BYTES;
   await readToEnd(reader, (message) => {
     const { key, revision, updated } = message;
+    const value = message.operation === "put" ? decodeValue(message.data) : undefined;
+    // Re-encoded, not the stored length: a foreign writer's non-JSON bytes come back as an escaped string.
+    bytes += ENTRY_OVERHEAD_BYTES + key.length + (value === undefined ? 0 : encodedValueSize(value));
+    if (bytes > maxReplyBytes) throw new ReplyTooLarge(bytes, maxReplyBytes);
     entries.push(
       message.operation === "delete"
         ? { type: "delete", key, revision, updated }
-        : { type: "put", key, value: decodeValue(message.data) as never, revision, updated },
+        : { type: "put", key, value: value as never, revision, updated },
     );
   });
   return entries;

@@ -59,11 +59,11 @@ export async function stateServer(spec: BucketSpec = {}) {
     server,
     admin: adminConnection,
     jsm,
-    /** The machine's state connection, exactly as the runtime gets it. */
-    async machine(machine: "m1" | "m2"): Promise<NatsConnection> {
+    /** The machine's state connection, exactly as the runtime gets it (through `servers` when given: a proxy). */
+    async machine(machine: "m1" | "m2", servers = server.url): Promise<NatsConnection> {
       const grant = grants[machine];
       const connection = await connect({
-        servers: server.url,
+        servers,
         user: grant.user,
         pass: grant.user,
         inboxPrefix: grant.inboxPrefix,

@@ -30,6 +30,12 @@ export interface StateLimits {
   recoveryBudgetMs: number;
   /** Most open watches per bundle. */
   maxWatches: number;
+  /**
+   * Most bytes of JSON in one keys or history result; a larger one is refused as `too-large`. The default,
+   * 17 MiB, carries the whole history of any key a mesh allows (64 values of 256 KiB, with keys and
+   * framing); the bundle's line reader must accept lines this long (sdk-ts does).
+   */
+  maxReplyBytes: number;
 }
 
 /** Time, injected so tests and the runtime agree on one clock. */

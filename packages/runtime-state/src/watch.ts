@@ -2,6 +2,7 @@ import { encodedValueSize, type WatchEndReason, type WatchEvent } from "@mesh/st
 import type { Logger } from "pino";
 import { decodeValue } from "./bucket.js";
 import { classifyNatsError, JETSTREAM_CODES } from "./errors.js";
+import { KeyTable } from "./key-table.js";
 import { sleep } from "./limits.js";
 import {
   ConsumerLost,
@@ -46,15 +47,21 @@ export class Watch {
   private readonly options: WatchOptions;
   private reader: ConsumerReader | undefined;
   private phase: "initial" | "live" = "initial";
-  private readonly seen = new Set<string>();
-  private initialTaken = 0;
-  private initialExpected = 0;
+  /** Keys met in this consumer's initial pass, `true` when the bundle was sent a put of it. */
+  private pass = new KeyTable();
+  /** The same for passes before a recovery in the initial phase: which keys the bundle holds already. */
+  private earlier = new KeyTable();
+  /** Messages this consumer has delivered, and how many it counted at creation. */
+  private passTaken = 0;
+  private passExpected = 0;
   /** The last stream sequence handled (delivered or deliberately dropped): recovery resumes after it. */
   private lastRevision = 0;
   private stopped = false;
   private loop: Promise<void> | undefined;
   /** `current` is owed to the bundle without a message to hang it on. */
   private currentDue = false;
+  /** Lost readers whose consumer could not be deleted (the link was down): retried once NATS answers again. */
+  private undeleted: ConsumerReader[] = [];
 
   constructor(options: WatchOptions) {
     this.id = options.id;
@@ -64,7 +71,7 @@ export class Watch {
   /** Creates the first consumer; rejects with the client's error when NATS refuses or does not answer. */
   async open(): Promise<void> {
     await this.openReader({ policy: "last_per_subject" });
-    this.options.logger.info({ watch: this.id, pending: this.initialExpected }, "watch started");
+    this.options.logger.info({ watch: this.id, pending: this.passExpected }, "watch started");
   }
 
   /** Starts delivering. Called after the bundle has the watch id. */
@@ -84,7 +91,7 @@ export class Watch {
   async stop(why: string): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.reader?.close();
+    await Promise.all([this.reader, ...this.undeleted.splice(0)].map((reader) => reader?.close()));
     this.options.logger.info({ watch: this.id, why }, "watch stopped");
   }
 
@@ -93,14 +100,16 @@ export class Watch {
     this.reader = reader;
     try {
       const pending = await reader.open();
-      this.initialExpected = this.initialTaken + pending;
+      this.passTaken = 0;
+      this.passExpected = pending;
       // Nothing (more) to deliver from the initial set: the bundle is current now.
       if (this.phase === "initial" && pending === 0) {
         this.phase = "live";
         this.currentDue = true;
       }
     } catch (error) {
-      await reader.close();
+      // A create whose answer was lost may still have made the consumer: delete it now or once NATS is back.
+      if (!(await reader.close())) this.undeleted.push(reader);
       throw error;
     }
   }
@@ -141,26 +150,37 @@ export class Watch {
       events.push({ type: "current" });
     }
     for (const message of messages) {
-      if (message.revision <= this.lastRevision) continue;
-      this.lastRevision = message.revision;
       if (this.phase === "live") {
+        if (message.revision <= this.lastRevision) continue;
+        this.lastRevision = message.revision;
         events.push(toEvent(message));
         continue;
       }
-      if (this.seen.has(message.key)) {
-        this.phase = "live";
-        events.push({ type: "current" }, toEvent(message));
-        continue;
+      this.passTaken++;
+      // Already sent before a recovery (a fresh snapshot repeats what did not change): counted, not resent.
+      if (message.revision > this.lastRevision) {
+        this.lastRevision = message.revision;
+        if (this.pass.has(message.key)) {
+          // A second message for a key in one snapshot pass is a change made after the snapshot.
+          this.phase = "live";
+          events.push({ type: "current" }, toEvent(message));
+          continue;
+        }
+        const sent = message.operation === "put";
+        this.pass.set(message.key, sent);
+        // A first-seen delete is dropped (the bundle never had the key), unless an earlier pass sent the
+        // key: then it was deleted while the watch was away, and the bundle must drop it too.
+        if (sent || this.earlier.get(message.key) === true) events.push(toEvent(message));
       }
-      this.seen.add(message.key);
-      this.initialTaken++;
-      if (message.operation === "put") events.push(toEvent(message));
-      if (message.pending === 0 || this.initialTaken >= this.initialExpected) {
+      if (message.pending === 0 || this.passTaken >= this.passExpected) {
         this.phase = "live";
         events.push({ type: "current" });
       }
     }
-    if (this.phase === "live") this.seen.clear();
+    if (this.phase === "live") {
+      this.pass.clear();
+      this.earlier.clear();
+    }
     return events;
   }
 
@@ -186,17 +206,26 @@ export class Watch {
   private async recover(why: string): Promise<boolean> {
     const { logger, readerDefaults } = this.options;
     const { clock, limits } = readerDefaults;
-    void this.reader?.close();
+    this.forget(this.reader);
     const deadline = clock.now() + limits.recoveryBudgetMs;
+    // Lost in the initial phase: a fresh snapshot (docs/decisions/0003). Resuming by sequence there would
+    // replay every revision since and could place `current` before keys whose value was never sent.
     const start: ReaderStart =
-      this.lastRevision === 0 && this.phase === "initial"
+      this.phase === "initial"
         ? { policy: "last_per_subject" }
         : { policy: "by_start_sequence", startSequence: this.lastRevision + 1 };
+    if (this.phase === "initial") {
+      // The latest pass knows best: a put there means the bundle holds the key, a delete that it does not.
+      for (const [key, sent] of this.pass.entries()) this.earlier.set(key, sent);
+      this.pass = new KeyTable();
+    }
     logger.warn({ watch: this.id, reason: why, resumeAt: this.lastRevision + 1 }, "watch recovering");
     for (let attempt = 0; !this.stopped; attempt++) {
       try {
         await this.openReader(start);
         logger.info({ watch: this.id, attempts: attempt + 1 }, "watch recovered");
+        // NATS answers again: the consumers the outage kept us from deleting go now.
+        for (const orphan of this.undeleted.splice(0)) this.forget(orphan);
         return true;
       } catch (error) {
         const failure = classifyNatsError(error);
@@ -222,6 +251,13 @@ export class Watch {
       }
     }
     return false;
+  }
+
+  /** Deletes a lost reader's consumer in the background; one that cannot be deleted yet is kept for later. */
+  private forget(reader: ConsumerReader | undefined): void {
+    void reader?.close().then((deleted) => {
+      if (!deleted && !this.stopped) this.undeleted.push(reader);
+    });
   }
 
   private async end(reason: WatchEndReason, message: string): Promise<void> {

@@ -11,12 +11,20 @@ import type { ConnectOptions, LineTransport, StateClient } from "./types.js";
  * const mesh = await connectStdio();
  */
 
+/**
+ * The longest line accepted from the runtime by default: runtime-state answers keys and history with up to
+ * 17 MiB of JSON (its `limits.maxReplyBytes`: the whole history of a key, 64 values of 256 KiB) and refuses a
+ * bigger reply as `too-large`; 1 MiB more covers the JSON-RPC envelope. A dropped line would leave its
+ * request pending for ever, so this bound must not be below the runtime's.
+ */
+export const RUNTIME_MAX_LINE_BYTES = 18 * 1024 * 1024;
+
 export interface StdioTransportOptions {
   /** Default `process.stdin`. */
   input?: NodeJS.ReadableStream;
   /** Default `process.stdout`. Nothing else may write to it: every line on it is read as JSON-RPC. */
   output?: NodeJS.WritableStream;
-  /** The longest line accepted from the runtime, in bytes (default: state-protocol's, which fits a 256 KiB value). */
+  /** The longest line accepted from the runtime, in bytes (default `RUNTIME_MAX_LINE_BYTES`, 18 MiB). */
   maxLineBytes?: number;
 }
 
@@ -28,7 +36,7 @@ export function stdioTransport(options: StdioTransportOptions = {}): LineTranspo
   return {
     start(receiver) {
       const reader = new NdjsonLineReader({
-        ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+        maxLineBytes: options.maxLineBytes ?? RUNTIME_MAX_LINE_BYTES,
         onLine: (line) => receiver.line(line),
         onOversize: (bytes) =>
           receiver.problem(`dropped a line from the runtime over the size bound (${bytes} bytes seen)`),
