@@ -1,0 +1,77 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { build } from "tsup";
+import { afterAll, expect, it } from "vitest";
+import { BENCH_ENTRIES } from "./bench/entries.js";
+import { parseRow } from "./bench/table.js";
+
+// The benchmark itself never runs in the test command; this smoke run of it with tiny sizes does, so the
+// bench script cannot rot. It builds the bench's entries apart from dist/ (never touching what `pnpm bench`
+// or the demo run), below integration/node_modules so the built files resolve the workspace packages.
+const integration = fileURLToPath(new URL("../", import.meta.url));
+const outDir = mkdtempSync(`${integration}node_modules/.cache-bench-smoke-`);
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+it("the bench runs every section with tiny sizes and prints every figure with a number and a ratio", async () => {
+  await build({
+    entry: Object.fromEntries(Object.entries(BENCH_ENTRIES).map(([name, path]) => [name, `${integration}${path}`])),
+    outDir,
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    config: false,
+    silent: true,
+    external: [/^@mesh\//, /^@nats-io\//, "pino", "zod"],
+  });
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (resolve) => {
+      const child = spawn(process.execPath, [`${outDir}/bench.js`, "--smoke"], { stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString("utf8");
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString("utf8");
+      });
+      child.once("exit", (exitCode) => resolve({ code: exitCode, stdout, stderr }));
+    },
+  );
+  expect(code, `bench --smoke failed:\n${stdout}\n${stderr}`).toBe(0);
+
+  const lines = stdout.split("\n");
+  const table = lines.slice(
+    lines.findIndex((line) => line.startsWith("metric (unit)")) + 1,
+    lines.findIndex((line) => line.startsWith("targets:")),
+  );
+  const figureLines = table.filter((line) => line.trim() !== "" && !line.startsWith("  · "));
+  const rows = figureLines.map((line) => ({ line, row: parseRow(line) }));
+  for (const { line, row } of rows) {
+    expect(row, `not a figure with mesh, raw and ratio: ${line}`).toBeDefined();
+    expect(Number.isFinite(row!.mesh), line).toBe(true);
+    expect(Number.isFinite(row!.raw), line).toBe(true);
+    expect(Number.isFinite(row!.ratio), line).toBe(true);
+  }
+  const metrics = rows.map(({ row }) => row!.metric).join("\n");
+  // Every line the issue asks for is there.
+  for (const expected of [
+    /^grant: compose one machine/m,
+    /^put .*sequential \(ops\/s\)/m,
+    /^put .*sequential p50 latency/m,
+    /^put .*sequential p99 latency/m,
+    /^put .*64 in flight/m,
+    /^get .*sequential \(ops\/s\)/m,
+    /^get .*sequential p50 latency/m,
+    /^get .*sequential p99 latency/m,
+    /^get .*64 in flight/m,
+    /^watch: time to current, \d[\d,]* keys/m,
+    /^watch: time to current, full/m,
+    /^watch fan-out: .* p50/m,
+    /^memory: runtime peak RSS growth/m,
+    /^raise .* first time \(ms\)/m,
+    /^raise .* again \(JetStream API requests\)/m,
+  ]) {
+    expect(metrics).toMatch(expected);
+  }
+}, 300_000);
