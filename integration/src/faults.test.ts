@@ -1,3 +1,4 @@
+import { startTcpProxy } from "@mesh/nats-harness";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuiltSdk,
@@ -15,7 +16,6 @@ import {
   waitFor,
   within,
 } from "./faults/mesh.js";
-import { startTcpProxy } from "./support/tcp-proxy.js";
 
 // Issue 7, point 5: the faults a mesh survives, each with runtime-state serving real bundle processes
 // (sdk-ts, built) under the composed grants, and the bucket raised by controller-kv. Bundles run the BUILT

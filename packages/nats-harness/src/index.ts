@@ -5,4 +5,6 @@ export type { NatsHarnessErrorCode } from "./errors.js";
 export { NatsHarnessError } from "./errors.js";
 export { killAllTrackedSync, trackedPids } from "./reaper.js";
 export { startServer } from "./server.js";
+export type { TcpProxy } from "./tcp-proxy.js";
+export { startTcpProxy } from "./tcp-proxy.js";
 export type { ClusterHandle, ClusterNode, NatsServerHandle, StartClusterOptions, StartServerOptions } from "./types.js";

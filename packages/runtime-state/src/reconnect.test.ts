@@ -1,7 +1,7 @@
+import { startTcpProxy } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import { createStateService } from "./service.js";
-import { startTcpProxy } from "./tcp-proxy.js";
 import {
   BUCKET,
   ownerMembership,
@@ -27,7 +27,7 @@ function statusLog(connection: NatsConnection): string[] {
 describe("a NATS reconnect alone (the server stays up, the runtime's link is cut and comes back)", () => {
   it("resumes every watch with no change missed and none repeated; a request pending at the cut is unavailable in time", async () => {
     await using nats = await stateServer();
-    await using proxy = await startTcpProxy(nats.server.port);
+    await using proxy = await startTcpProxy({ port: nats.server.port });
     const requestTimeoutMs = 1_500;
     const connection = await nats.machine("m2", proxy.url);
     const status = statusLog(connection);
