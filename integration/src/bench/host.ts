@@ -46,6 +46,8 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
         pass: String(request.pass),
         inboxPrefix: String(request.inboxPrefix),
         name: String(request.name ?? "bench-host"),
+        // As runtime-state's README recommends for a runtime; the raw hosts get the same, so it stays fair.
+        noAsyncTraces: true,
       });
       return { pid: process.pid };
     case "start-bundle":

@@ -97,7 +97,15 @@ export async function createWorld(options: { machines: number; fullBytes: number
   const server = await startServer({ config, name: "bench" });
   const url = server.url;
   const open = (who: Credentials) =>
-    connect({ servers: url, user: who.user, pass: who.pass, inboxPrefix: who.inboxPrefix, name: `bench-${who.user}` });
+    connect({
+      servers: url,
+      user: who.user,
+      pass: who.pass,
+      inboxPrefix: who.inboxPrefix,
+      name: `bench-${who.user}`,
+      // The same as the runtime hosts' connections (host.ts): the raw baseline's get/put run on this one.
+      noAsyncTraces: true,
+    });
 
   const controller = await open(credentials(CONTROLLER));
   const report = await raise({ connection: controller, catalogue, replicas: 1 });

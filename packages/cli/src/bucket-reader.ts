@@ -60,6 +60,8 @@ export async function openBucketReader(
   const connection: NatsConnection = await connectToServer(
     { ...options, ...(inboxPrefix ? { inboxPrefix } : {}) },
     `mesh-state ${command}`,
+    // A runtime connection: no stack captured per request for async traces (runtime-state's README).
+    { noAsyncTraces: true },
   );
   const service = createStateService({
     connection,

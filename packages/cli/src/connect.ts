@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { credsAuthenticator } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { UsageError } from "./command.js";
@@ -22,8 +22,12 @@ export const SERVER_ARG_OPTIONS = {
   "inbox-prefix": { type: "string" },
 } as const;
 
-/** Connects with the given options; `--creds` and `--user/--password` are exclusive. */
-export async function connectToServer(options: ServerOptions, name: string): Promise<NatsConnection> {
+/** Connects with the given options; `--creds` and `--user/--password` are exclusive. `tuning` adds client options. */
+export async function connectToServer(
+  options: ServerOptions,
+  name: string,
+  tuning: Pick<ConnectionOptions, "noAsyncTraces"> = {},
+): Promise<NatsConnection> {
   if (!options.server) throw new UsageError("--server URL is required");
   if (options.creds && (options.user || options.password))
     throw new UsageError("give --creds or --user/--password, not both");
@@ -34,5 +38,6 @@ export async function connectToServer(options: ServerOptions, name: string): Pro
     ...(authenticator ? { authenticator } : {}),
     ...(options.user ? { user: options.user, pass: options.password ?? "" } : {}),
     ...(options.inboxPrefix ? { inboxPrefix: options.inboxPrefix } : {}),
+    ...tuning,
   });
 }

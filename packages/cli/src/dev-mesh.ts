@@ -132,6 +132,8 @@ export async function startEmbeddedMesh(input: {
       user: machine.user,
       pass: passwords.machine,
       inboxPrefix: machine.inboxPrefix,
+      // The runtime's state connection: no stack captured per request for async traces (runtime-state's README).
+      noAsyncTraces: true,
     });
     const machineConnection = connection;
     return {

@@ -69,6 +69,8 @@ export class ConsumerReader {
   private lost: ConsumerLost | undefined;
   private wake: (() => void) | undefined;
   private watchdog: unknown;
+  /** When the server last sent anything on the open pull (a message or a heartbeat). */
+  private lastHeard = 0;
   private closed = false;
 
   constructor(options: ReaderOptions) {
@@ -112,7 +114,8 @@ export class ConsumerReader {
   /**
    * Waits for the next messages: returns when a batch is full, when the consumer is caught up (a
    * message with pending 0) or when the pull ended; `[]` means a whole pull ended with nothing new.
-   * Throws `ConsumerLost`. Holds at most one batch.
+   * Throws `ConsumerLost`. Holds at most one batch besides the one handed out: the next is pulled as soon
+   * as one is handed out with more pending, so NATS and the caller work at the same time.
    */
   async take(): Promise<PulledMessage[]> {
     for (;;) {
@@ -178,7 +181,11 @@ export class ConsumerReader {
   private handOut(batch: PulledMessage[]): PulledMessage[] {
     this.buffer = [];
     this.requestEnded = false;
-    if (batch.length > 0) this.lastRevisionTaken = batch[batch.length - 1]!.revision;
+    const last = batch.at(-1);
+    if (last === undefined) return batch;
+    this.lastRevisionTaken = last.revision;
+    // More is waiting: pull the next batch while the caller handles this one (at most one more is held).
+    if (this.credits === 0 && last.pending > 0 && !this.lost && !this.closed) this.requestMore();
     return batch;
   }
 
@@ -205,7 +212,8 @@ export class ConsumerReader {
 
   private receive(message: Msg): void {
     if (this.lost || this.closed) return;
-    this.armWatchdog();
+    // A timestamp, not a timer reset: the watchdog armed per pull reads it when it fires.
+    this.lastHeard = this.options.clock.now();
     const code = message.headers?.code ?? 0;
     if (!message.reply && code > 0) {
       this.receiveStatus(code, message.headers?.description ?? "");
@@ -228,7 +236,7 @@ export class ConsumerReader {
         revision: parsed.streamSequence,
         operation: isDeleteOperation(message.headers?.get("KV-Operation")) ? "delete" : "put",
         data: message.data,
-        updated: new Date(Number(parsed.timestampNanos / 1_000_000n)).toISOString(),
+        updated: new Date(parsed.timestampMs).toISOString(),
         pending: parsed.pending,
       });
     }
@@ -256,15 +264,24 @@ export class ConsumerReader {
     this.wake?.();
   }
 
-  /** Two missed heartbeats and a half while a pull is open: the consumer (or the server) is gone. */
+  /**
+   * Two missed heartbeats and a half while a pull is open: the consumer (or the server) is gone. Armed once
+   * per pull; when it fires after something was heard meanwhile, it waits out the rest from that moment.
+   */
   private armWatchdog(): void {
     this.clearWatchdog();
     if (this.credits === 0) return;
     const { clock, limits } = this.options;
-    this.watchdog = clock.setTimeout(
-      () => this.markLost("idle heartbeats missed"),
-      Math.round(limits.idleHeartbeatMs * 2.5),
-    );
+    const silenceMs = Math.round(limits.idleHeartbeatMs * 2.5);
+    this.lastHeard = clock.now();
+    const check = () => {
+      this.watchdog = undefined;
+      if (this.credits === 0 || this.lost || this.closed) return;
+      const quietFor = clock.now() - this.lastHeard;
+      if (quietFor >= silenceMs) this.markLost("idle heartbeats missed");
+      else this.watchdog = clock.setTimeout(check, silenceMs - quietFor);
+    };
+    this.watchdog = clock.setTimeout(check, silenceMs);
   }
 
   private clearWatchdog(): void {
@@ -279,19 +296,19 @@ export class ConsumerReader {
  */
 export function parseAckReply(
   reply: string,
-): { streamSequence: number; deliverySequence: number; timestampNanos: bigint; pending: number } | undefined {
+): { streamSequence: number; deliverySequence: number; timestampMs: number; pending: number } | undefined {
   const tokens = reply.split(".");
   if (tokens[0] !== "$JS" || tokens[1] !== "ACK") return undefined;
   const offset = tokens.length === 9 ? 0 : tokens.length >= 12 ? 2 : -1;
   if (offset < 0) return undefined;
-  try {
-    return {
-      streamSequence: Number(tokens[5 + offset]),
-      deliverySequence: Number(tokens[6 + offset]),
-      timestampNanos: BigInt(tokens[7 + offset]!),
-      pending: Number(tokens[8 + offset]),
-    };
-  } catch {
-    return undefined;
-  }
+  const nanos = tokens[7 + offset]!;
+  // Whole milliseconds by dropping the last six digits: what BigInt division gave, without a BigInt per message.
+  const timestampMs = /^\d{7,}$/.test(nanos) ? Number(nanos.slice(0, -6)) : Number.NaN;
+  if (!Number.isSafeInteger(timestampMs)) return undefined;
+  return {
+    streamSequence: Number(tokens[5 + offset]),
+    deliverySequence: Number(tokens[6 + offset]),
+    timestampMs,
+    pending: Number(tokens[8 + offset]),
+  };
 }

@@ -8,6 +8,7 @@ import {
   WATCH_EVENTS_METHOD,
 } from "@mesh/state-protocol";
 import { type Logger, pino } from "pino";
+import { encodeWatchEventsParams } from "./stored-events.js";
 import type { StateService } from "./types.js";
 
 /**
@@ -55,7 +56,8 @@ export function serveStdio(options: StdioOptions): StdioHandle {
   });
   service.bindBundle(async (watch, events) => {
     try {
-      await peer.request(WATCH_EVENTS_METHOD, { watch, events });
+      // Stored values go into the line as the JSON text NATS holds, not parsed and encoded again.
+      await peer.requestEncoded(WATCH_EVENTS_METHOD, encodeWatchEventsParams(watch, events));
     } catch (error) {
       // Any answer, even an error, is the bundle's go-ahead for the next batch.
       if (!(error instanceof JsonRpcError)) throw error;

@@ -75,7 +75,8 @@ export async function stateServer(spec: BucketSpec = {}) {
     },
     async consumerNames(bucket = BUCKET): Promise<string[]> {
       const list = await jsm.consumers.list(`KV_${bucket}`).next();
-      return list.map((info) => info.name);
+      // nats-server 2.9.10 lists a consumer deleted while the list is built as null (seen under load): gone.
+      return list.filter((info) => info !== null).map((info) => info.name);
     },
     async [Symbol.asyncDispose]() {
       await Promise.all(connections.map((connection) => connection.close().catch(() => undefined)));

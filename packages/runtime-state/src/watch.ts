@@ -1,6 +1,5 @@
-import { encodedValueSize, type WatchEndReason, type WatchEvent } from "@mesh/state-protocol";
+import type { WatchEndReason, WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
-import { decodeValue } from "./bucket.js";
 import { classifyNatsError, JETSTREAM_CODES } from "./errors.js";
 import { KeyTable } from "./key-table.js";
 import { sleep } from "./limits.js";
@@ -11,6 +10,7 @@ import {
   type ReaderOptions,
   type ReaderStart,
 } from "./reader.js";
+import { StoredPutEvent } from "./stored-events.js";
 import type { DeliverWatchEvents } from "./types.js";
 
 /**
@@ -190,7 +190,8 @@ export class Watch {
     let batch: WatchEvent[] = [];
     let bytes = 0;
     for (const event of events) {
-      const size = EVENT_OVERHEAD_BYTES + (event.type === "put" ? encodedValueSize(event.value) + event.key.length : 0);
+      // Sized from the stored bytes: every put here is a StoredPutEvent (toEvent), never re-encoded to count it.
+      const size = EVENT_OVERHEAD_BYTES + (event instanceof StoredPutEvent ? event.valueBytes + event.key.length : 0);
       if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchBytes)) {
         yield batch;
         batch = [];
@@ -273,5 +274,5 @@ function toEvent(message: PulledMessage): WatchEvent {
   const { key, revision, updated } = message;
   return message.operation === "delete"
     ? { type: "delete", key, revision, updated }
-    : { type: "put", key, value: decodeValue(message.data) as never, revision, updated };
+    : new StoredPutEvent(key, message.data, revision, updated);
 }

@@ -186,6 +186,27 @@ describe("watch", () => {
     expect(runtime.openWatches).toBe(0);
   });
 
+  it("refuses a malformed mesh/state batch with invalid params, and the watch goes on", async () => {
+    const { runtime, client } = await setUp();
+    const watch = client.state("items").watch();
+    expect((await watch.next()).value).toEqual({ type: "current" });
+    const id = runtime.batches[0]!.watch;
+    const at = new Date().toISOString();
+    for (const events of [
+      [],
+      [{ type: "put", key: "a", revision: 1, updated: at }],
+      [{ type: "put", key: "a", value: 1, revision: -1, updated: at }],
+      [{ type: "delete", key: 7, revision: 1, updated: at }],
+      [{ type: "ended", reason: "tired", message: "x" }],
+      [{ type: "later" }],
+    ]) {
+      await expect(runtime.peer.request("mesh/state", { watch: id, events })).rejects.toMatchObject({ code: -32602 });
+    }
+    runtime.write("items", "a", { n: 1 });
+    expect((await watch.next()).value).toMatchObject({ type: "put", key: "a", value: { n: 1 } });
+    await watch.stop();
+  });
+
   it("surfaces a refused watch from next(), and an ended one as its last event", async () => {
     const { runtime, client } = await setUp();
     const refused = client.state("nope").watch();

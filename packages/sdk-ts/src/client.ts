@@ -1,4 +1,5 @@
 import {
+  checkWatchEventsParams,
   JSON_RPC_ERROR_CODES,
   JsonRpcError,
   JsonRpcPeer,
@@ -9,7 +10,6 @@ import {
   type StateParams,
   type StateResult,
   WATCH_EVENTS_METHOD,
-  WatchEventsParamsSchema,
   type WatchEvent as WireWatchEvent,
 } from "@mesh/state-protocol";
 import { ReadOnlyStateBucket, StateBucket } from "./bucket.js";
@@ -151,14 +151,15 @@ export class StateConnection implements StateClient, VerbCaller {
         `method not found: a bundle answers only ${WATCH_EVENTS_METHOD}`,
       );
     }
-    const parsed = WatchEventsParamsSchema.safeParse(params);
-    if (!parsed.success) {
+    // The envelope and every event's fields, checked without walking values: they came out of JSON.parse.
+    const checked = checkWatchEventsParams(params);
+    if (!checked.ok) {
       throw new JsonRpcError(
         JSON_RPC_ERROR_CODES.invalidParams,
-        `invalid ${WATCH_EVENTS_METHOD} params: ${parsed.error.message}`,
+        `invalid ${WATCH_EVENTS_METHOD} params: ${checked.issues.join("; ")}`,
       );
     }
-    const { watch: id, events } = parsed.data;
+    const { watch: id, events } = checked.value;
     const watch = this.watches.get(id);
     if (watch !== undefined) {
       if (events.some((event) => event.type === "ended")) this.detach(id);

@@ -18,6 +18,7 @@ export {
   WatchEventSchema,
   WatchEventsParamsSchema,
 } from "./events.js";
+export { checkWatchEventsParams } from "./events-check.js";
 export type { JsonRpcErrorObject, JsonRpcId, JsonRpcPeerOptions, PeerFailureCode } from "./jsonrpc.js";
 export {
   JsonRpcError,

@@ -53,6 +53,22 @@ describe("JsonRpcPeer", () => {
     expect(bundle.pendingCount + runtime.pendingCount).toBe(0);
   });
 
+  it("sends params the caller encoded as they are, answered like any request", async () => {
+    const [runtime] = linkedPair({}, { onRequest: (method, params) => ({ got: method, params }) });
+    await expect(runtime.requestEncoded("mesh/state", '{"watch":"w1","events":[{"type":"current"}]}')).resolves.toEqual(
+      {
+        got: "mesh/state",
+        params: { watch: "w1", events: [{ type: "current" }] },
+      },
+    );
+    const { peer, sent } = recordingPeer();
+    const unanswered = peer.requestEncoded("m", "[1, 2]");
+    expect(sent).toEqual([{ jsonrpc: "2.0", id: 1, method: "m", params: [1, 2] }]);
+    peer.close("done");
+    await expect(unanswered).rejects.toMatchObject({ code: "closed" });
+    await expect(peer.requestEncoded("m", "{}")).rejects.toMatchObject({ code: "closed" });
+  });
+
   it("answers undefined as null, and many requests in flight each with its own answer", async () => {
     const [client] = linkedPair({}, { onRequest: async (_method, params) => (params === 0 ? undefined : params) });
     const answers = await Promise.all([0, 1, 2, 3, 4].map((n) => client.request("echo", n)));

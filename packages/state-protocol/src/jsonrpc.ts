@@ -110,6 +110,25 @@ export class JsonRpcPeer {
    * `JsonRpcPeerError` when closed, timed out, unsendable or answered with something that is not a response.
    */
   request(method: string, params: unknown, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    return this.sendRequest(method, options, (id) => this.write({ jsonrpc: "2.0", id, method, params }));
+  }
+
+  /**
+   * `request` with params the caller has already encoded: `paramsJson` must be one JSON value with no line
+   * break (the caller vouches for it; it goes into the line as it is). For a sender that holds values as JSON
+   * text already and would otherwise parse them only to encode them again.
+   */
+  requestEncoded(method: string, paramsJson: string, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    return this.sendRequest(method, options, (id) =>
+      this.writeLine(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson}}`),
+    );
+  }
+
+  private sendRequest(
+    method: string,
+    options: { timeoutMs?: number },
+    write: (id: number) => WriteFailure | undefined,
+  ): Promise<unknown> {
     if (this.closedReason !== undefined) {
       return Promise.reject(new JsonRpcPeerError("closed", `cannot send ${method}: ${this.closedReason}`));
     }
@@ -123,7 +142,7 @@ export class JsonRpcPeer {
               reject(new JsonRpcPeerError("timeout", `${method} got no answer within ${options.timeoutMs} ms`));
             }, options.timeoutMs);
       this.pending.set(id, { method, resolve, reject, timer });
-      const failure = this.write({ jsonrpc: "2.0", id, method, params });
+      const failure = write(id);
       if (failure !== undefined) {
         const why = failure.error instanceof Error ? failure.error.message : String(failure.error);
         this.settle(id, (pending) =>
@@ -288,6 +307,10 @@ export class JsonRpcPeer {
       this.report("message is not JSON", error);
       return { stage: "encode", error };
     }
+    return this.writeLine(line);
+  }
+
+  private writeLine(line: string): WriteFailure | undefined {
     try {
       this.options.send(line);
       return undefined;

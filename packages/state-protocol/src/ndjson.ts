@@ -32,11 +32,14 @@ const encoder = new TextEncoder();
 export class NdjsonLineReader {
   readonly maxLineBytes: number;
   private readonly options: NdjsonLineReaderOptions;
-  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  private parts: Uint8Array[] = [];
+  private decoder = newDecoder();
+  /** The unfinished line, decoded as its bytes arrive: no byte copy is kept, a reused chunk cannot change it. */
+  private parts: string[] = [];
   private pendingBytes = 0;
   /** Set while the rest of an oversize line is being skipped. */
   private skipping = false;
+  /** Set when the unfinished line broke UTF-8: it is skipped at its newline. */
+  private invalid = false;
 
   constructor(options: NdjsonLineReaderOptions) {
     this.options = options;
@@ -67,55 +70,64 @@ export class NdjsonLineReader {
   /** The input ended: a partial last line is dropped and reported, never delivered as a line. */
   end(): void {
     if (this.pendingBytes > 0 && !this.skipping) this.options.onTruncated?.(this.pendingBytes);
-    this.reset();
+    this.reset(true);
   }
 
   private take(piece: Uint8Array): void {
     if (this.skipping || piece.length === 0) return;
     if (this.pendingBytes + piece.length > this.maxLineBytes) {
       const seen = this.pendingBytes + piece.length;
-      this.reset();
+      this.reset(true);
       this.skipping = true;
       this.options.onOversize(seen);
       return;
     }
-    // A copy: the caller may reuse its chunk's memory (and Buffer#slice would not copy).
-    this.parts.push(Uint8Array.prototype.slice.call(piece));
     this.pendingBytes += piece.length;
+    if (this.invalid) return;
+    try {
+      this.parts.push(this.decoder.decode(piece, { stream: true }));
+    } catch {
+      this.invalid = true;
+      this.decoder = newDecoder();
+    }
   }
 
   private finishLine(): void {
-    if (this.skipping) {
-      this.reset();
+    if (this.skipping || this.pendingBytes === 0) {
+      this.reset(false);
       return;
     }
-    const bytes = this.parts.length === 1 ? this.parts[0]! : concat(this.parts, this.pendingBytes);
-    this.reset();
-    if (bytes.length === 0) return;
-    let line: string;
-    try {
-      line = this.decoder.decode(bytes);
-    } catch {
-      this.options.onInvalidUtf8?.(bytes.length);
+    let valid = !this.invalid;
+    if (valid) {
+      try {
+        // Flushes the decoder: a line may not end inside a character.
+        const tail = this.decoder.decode();
+        if (tail.length > 0) this.parts.push(tail);
+      } catch {
+        valid = false;
+      }
+    }
+    const bytes = this.pendingBytes;
+    let line = this.parts.length === 1 ? this.parts[0]! : this.parts.join("");
+    this.reset(!valid);
+    if (!valid) {
+      this.options.onInvalidUtf8?.(bytes);
       return;
     }
     if (line.endsWith("\r")) line = line.slice(0, -1);
     if (line.trim().length > 0) this.options.onLine(line);
   }
 
-  private reset(): void {
+  /** Forgets the unfinished line; `freshDecoder` when the decoder may still hold part of a character. */
+  private reset(freshDecoder: boolean): void {
     this.parts = [];
     this.pendingBytes = 0;
     this.skipping = false;
+    this.invalid = false;
+    if (freshDecoder) this.decoder = newDecoder();
   }
 }
 
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+function newDecoder() {
+  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 }

@@ -1,0 +1,73 @@
+import { jetstream } from "@nats-io/jetstream";
+import { describe, expect, it } from "vitest";
+import { createStateService } from "./service.js";
+import { encodeWatchEventsParams, StoredPutEvent } from "./stored-events.js";
+import { BUCKET, readerMembership, spawnBundle, stateServer } from "./test-kit.js";
+
+const encoder = new TextEncoder();
+
+/** What another client may have stored, and what a bundle must read for it (what `get` reads). */
+const STORED: Array<{ key: string; data: Uint8Array; value: unknown }> = [
+  {
+    key: "compact",
+    data: encoder.encode('{"a":[1,2.5,null,true],"b":"é\\u2028x"}'),
+    value: { a: [1, 2.5, null, true], b: "é\u2028x" },
+  },
+  { key: "spaced", data: encoder.encode(' { "a" : 1 } '), value: { a: 1 } },
+  { key: "pretty", data: encoder.encode('{\n  "a": 1,\r\n  "b": "two"\n}'), value: { a: 1, b: "two" } },
+  { key: "number", data: encoder.encode("42"), value: 42 },
+  { key: "not-json", data: encoder.encode('{"a": tru'), value: '{"a": tru' },
+  { key: "text-with-break", data: encoder.encode("line one\nline two"), value: "line one\nline two" },
+  { key: "bad-utf8", data: Uint8Array.of(0x22, 0xff, 0x22), value: "\ufffd" },
+  { key: "proto", data: encoder.encode('{"__proto__":{"x":1}}'), value: JSON.parse('{"__proto__":{"x":1}}') },
+];
+
+describe("stored values go into the batch line as stored, and never break it", () => {
+  it("encodes a batch exactly as JSON.stringify would, field for field", () => {
+    const events = [
+      ...STORED.map(({ key, data }, index) => new StoredPutEvent(key, data, index + 1, "2026-01-01T00:00:00.000Z")),
+      { type: "delete", key: "gone", revision: 20, updated: "2026-01-01T00:00:00.000Z" } as const,
+      { type: "current" } as const,
+      { type: "ended", reason: "closed", message: 'said "bye"\n' } as const,
+    ];
+    const line = encodeWatchEventsParams("w1", events);
+    expect(line).not.toMatch(/[\n\r]/);
+    expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify({ watch: "w1", events })));
+    // To any other transport an event is a plain wire put: same fields, same order, value parsed.
+    const first = events[0] as StoredPutEvent;
+    expect(Object.keys(first)).toEqual(["type", "key", "value", "revision", "updated"]);
+    expect({ ...first }).toEqual({
+      type: "put",
+      key: "compact",
+      value: STORED[0]!.value,
+      revision: 1,
+      updated: first.updated,
+    });
+    // Sized by what is stored when it goes in as stored; by its encoding otherwise.
+    expect((events[0] as StoredPutEvent).valueBytes).toBe(STORED[0]!.data.byteLength);
+    expect((events[2] as StoredPutEvent).valueBytes).toBe(Buffer.byteLength(JSON.stringify({ a: 1, b: "two" })));
+  });
+
+  it("a bundle watching values other clients stored reads what get reads, on intact lines", async () => {
+    await using nats = await stateServer();
+    const js = jetstream(nats.admin);
+    for (const { key, data } of STORED) await js.publish(`$KV.${BUCKET}.${key}`, data);
+    const bundle = spawnBundle(
+      createStateService({ connection: await nats.machine("m2"), membership: readerMembership }),
+    );
+    const { watch } = (await bundle.call("mesh/state.watch", { bucket: "notes-app.notes" })).result as {
+      watch: string;
+    };
+    // Every line the bundle read was parsed as JSON by the test kit: a broken line would have failed it.
+    await bundle.untilEvents(watch, (events) => events.some((event) => event.type === "current"));
+    const watched = new Map(bundle.events(watch).map((event) => [event.key, event.value]));
+    for (const { key, value } of STORED) {
+      const got = (await bundle.call("mesh/state.get", { bucket: "notes-app.notes", key })).result as {
+        value: unknown;
+      };
+      expect({ key, value: watched.get(key) }).toEqual({ key, value });
+      expect({ key, value: got.value }).toEqual({ key, value });
+    }
+    await bundle.kill();
+  });
+});
