@@ -7,4 +7,11 @@ export { killAllTrackedSync, trackedPids } from "./reaper.js";
 export { startServer } from "./server.js";
 export type { TcpProxy } from "./tcp-proxy.js";
 export { startTcpProxy } from "./tcp-proxy.js";
-export type { ClusterHandle, ClusterNode, NatsServerHandle, StartClusterOptions, StartServerOptions } from "./types.js";
+export type {
+  ClusterHandle,
+  ClusterNode,
+  NatsServerHandle,
+  ServerProcess,
+  StartClusterOptions,
+  StartServerOptions,
+} from "./types.js";

@@ -10,14 +10,8 @@ export interface StartServerOptions {
   readonly timeoutMs?: number;
 }
 
-/**
- * A running nats-server; `await using` stops it and removes its temp dir, also when the test body throws.
- *
- * @example
- * await using server = await startServer({ config: "accounts { STATE: { jetstream: enabled, users: [{user: a, password: a}] } }" });
- * const nc = await connect({ servers: server.url, user: "a", pass: "a" });
- */
-export interface NatsServerHandle extends AsyncDisposable {
+/** What a running nats-server process offers its test, alone or as a cluster node. */
+export interface ServerProcess {
   /** `nats://127.0.0.1:PORT`; the same after `restart()`. */
   readonly url: string;
   readonly port: number;
@@ -37,6 +31,15 @@ export interface NatsServerHandle extends AsyncDisposable {
   logTail(lines?: number): string;
 }
 
+/**
+ * A running nats-server; `await using` stops it and removes its temp dir, also when the test body throws.
+ *
+ * @example
+ * await using server = await startServer({ config: "accounts { STATE: { jetstream: enabled, users: [{user: a, password: a}] } }" });
+ * const nc = await connect({ servers: server.url, user: "a", pass: "a" });
+ */
+export interface NatsServerHandle extends ServerProcess, AsyncDisposable {}
+
 /** Options of `startCluster`. */
 export interface StartClusterOptions {
   /** Number of nodes. Default 3. */
@@ -50,18 +53,9 @@ export interface StartClusterOptions {
 }
 
 /** One node of a cluster; `restart()` resolves once it accepts clients and sees the meta leader again. */
-export interface ClusterNode {
+export interface ClusterNode extends ServerProcess {
   /** server_name: "n1", "n2", … */
   readonly name: string;
-  readonly url: string;
-  readonly port: number;
-  readonly storeDir: string;
-  readonly configPath: string;
-  readonly pid: number | undefined;
-  stop(): Promise<void>;
-  kill(): Promise<void>;
-  restart(): Promise<void>;
-  logTail(lines?: number): string;
 }
 
 /** A JetStream cluster on loopback; `await using` stops every node and removes the temp dirs. */
