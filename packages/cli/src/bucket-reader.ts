@@ -1,7 +1,7 @@
 import { machineInboxPrefix } from "@mesh/grant-composer";
 import { bucketName, parseReadReference } from "@mesh/manifest-schema";
 import { createStateService, type DeliverWatchEvents, StateRefusal, type StateService } from "@mesh/runtime-state";
-import type { StateMethod } from "@mesh/state-protocol";
+import type { StateMethod, StateParams, StateResult } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { UsageError } from "./command.js";
 import { connectToServer, SERVER_ARG_OPTIONS, type ServerOptions } from "./connect.js";
@@ -33,7 +33,7 @@ export interface BucketReader {
   bucket: string;
   service: StateService;
   /** One verb on the bucket; a refusal becomes an error that says what to do. */
-  call(method: StateMethod, params: Record<string, unknown>): Promise<unknown>;
+  call<M extends StateMethod>(method: M, params: Omit<StateParams<M>, "bucket">): Promise<StateResult<M>>;
   /** Where the service sends watch events. */
   bindWatch(deliver: DeliverWatchEvents): void;
   close(): Promise<void>;
@@ -72,9 +72,10 @@ export async function openBucketReader(
     reference,
     bucket,
     service,
-    async call(method, params) {
+    async call<M extends StateMethod>(method: M, params: Omit<StateParams<M>, "bucket">) {
       try {
-        return await service.handle(method, { bucket: reference, ...params });
+        // The service answers with the verb's result schema (state-protocol's STATE_VERBS).
+        return (await service.handle(method, { bucket: reference, ...params })) as StateResult<M>;
       } catch (error) {
         throw explain(error, reference, options.user);
       }

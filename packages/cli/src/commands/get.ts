@@ -26,12 +26,7 @@ export const command: Command = {
       throw new UsageError("give BUCKET and KEY: mesh-state get operators-agent.mcp-servers all.github");
     const reader = await openBucketReader(reference, values, "get");
     try {
-      const entry = (await reader.call("mesh/state.get", { key })) as {
-        key: string;
-        value: unknown;
-        revision: number;
-        updated: string;
-      } | null;
+      const entry = await reader.call("mesh/state.get", { key });
       if (values.json) io.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
       else if (entry === null) io.stderr.write(`${reader.reference}: no key ${key} (absent or deleted)\n`);
       else {

@@ -15,14 +15,6 @@ Example:
     --user state-node-1 --password "$STATE_PASSWORD"
 `;
 
-interface HistoryEntry {
-  type: "put" | "delete";
-  key: string;
-  value?: unknown;
-  revision: number;
-  updated: string;
-}
-
 export const command: Command = {
   name: "history",
   summary: "print the kept revisions of one key, deletes included",
@@ -34,7 +26,7 @@ export const command: Command = {
       throw new UsageError("give BUCKET and KEY: mesh-state history operators-agent.mcp-servers all.github");
     const reader = await openBucketReader(reference, values, "history");
     try {
-      const { entries } = (await reader.call("mesh/state.history", { key })) as { entries: HistoryEntry[] };
+      const { entries } = await reader.call("mesh/state.history", { key });
       if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
       else if (entries.length === 0) io.stdout.write(`${reader.reference}: no history for ${key}\n`);
       else {

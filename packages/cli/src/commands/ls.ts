@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import type { Entry } from "@mesh/state-protocol";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
 import type { Command } from "../command.js";
 
@@ -16,13 +17,6 @@ Example:
     --user state-node-1 --password "$STATE_PASSWORD"
 `;
 
-interface Entry {
-  key: string;
-  value: unknown;
-  revision: number;
-  updated: string;
-}
-
 export const command: Command = {
   name: "ls",
   summary: "list a bucket's current keys and values",
@@ -32,13 +26,11 @@ export const command: Command = {
     const [reference, filter] = positionals;
     const reader = await openBucketReader(reference, values, "ls");
     try {
-      const { keys } = (await reader.call("mesh/state.keys", filter === undefined ? {} : { filter })) as {
-        keys: string[];
-      };
+      const { keys } = await reader.call("mesh/state.keys", filter === undefined ? {} : { filter });
       const entries: Entry[] = [];
       for (const key of keys.sort()) {
         // A key deleted since the listing reads as null: it is simply no longer current.
-        const entry = (await reader.call("mesh/state.get", { key })) as Entry | null;
+        const entry = await reader.call("mesh/state.get", { key });
         if (entry) entries.push(entry);
       }
       if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
