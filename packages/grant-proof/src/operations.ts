@@ -1,23 +1,6 @@
 import { streamName } from "@mesh/manifest-schema";
-import {
-  AckPolicy,
-  type ConsumerInfo,
-  DeliverPolicy,
-  JetStreamApiError,
-  type JetStreamClient,
-  type JetStreamManager,
-  jetstream,
-  jetstreamManager,
-} from "@nats-io/jetstream";
-import {
-  createInbox,
-  headers,
-  type Msg,
-  type NatsConnection,
-  nanos,
-  nuid,
-  PermissionViolationError,
-} from "@nats-io/nats-core";
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { headers, type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 
 /**
