@@ -1,13 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterEach, expect, it } from "vitest";
+import { meshState } from "../test-support.js";
 
-const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
-const run = promisify(execFile);
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -20,15 +16,7 @@ function write(files: Record<string, string>): string {
   return dir;
 }
 
-async function check(args: string[], cwd: string) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, "check", ...args], { cwd });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const check = (args: string[], cwd: string) => meshState(["check", ...args], { cwd });
 
 it("check: a good catalogue passes", async () => {
   const dir = write({

@@ -1,6 +1,4 @@
-import { execFile, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { spawn } from "node:child_process";
 import { issueBuckets, raise } from "@mesh/controller-kv";
 import {
   composeControllerGrant,
@@ -13,12 +11,11 @@ import { startServer } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
+import { MAIN, meshState } from "../test-support.js";
 
 // ls, get, history and watch from the built CLI, as an operator runs them: connected as the state user of a
 // machine whose module only READS the bucket (the reader subjects of grant-composer), and as one whose
 // modules have nothing to do with it (refused, with a hint).
-const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
-const run = promisify(execFile);
 const catalogue = parseCatalogue([
   { name: "agent", state: { "mcp-servers": { history: 5 } } },
   { name: "dashboard", reads: ["agent.mcp-servers"] },
@@ -30,16 +27,6 @@ const users: { grant: Grant; password: string }[] = [
   { grant: composeMachineGrant({ machine: "m2", assignments: ["dashboard"], catalogue }), password: "m2" },
   { grant: composeMachineGrant({ machine: "m3", assignments: ["other"], catalogue }), password: "m3" },
 ];
-
-async function meshState(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 it("ls, get, history and watch read a bucket as a reader machine's user; a stranger is refused", async () => {
   await using server = await startServer({ config: renderStateAccountConfig({ users }) });

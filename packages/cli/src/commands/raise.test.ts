@@ -1,18 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { startServer } from "@mesh/nats-harness";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { afterEach, expect, it } from "vitest";
+import { meshState } from "../test-support.js";
 
-// The built CLI, as an operator runs it (the test command builds first).
-const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
-const run = promisify(execFile);
 // The controller's state user as composed, and an admin used only to seed a value.
 const ADMIN = {
   user: "admin",
@@ -36,16 +31,6 @@ function catalogueDir(manifests: Record<string, unknown>): string {
   dirs.push(dir);
   for (const [file, manifest] of Object.entries(manifests)) writeFileSync(join(dir, file), JSON.stringify(manifest));
   return dir;
-}
-
-async function meshState(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
 }
 
 it("raise: plans, creates, updates, prints a table or JSON, and exits 1 on a conflict", async () => {
