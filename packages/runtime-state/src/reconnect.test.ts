@@ -1,19 +1,7 @@
 import { startTcpProxy } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { createStateService } from "./service.js";
-import {
-  BUCKET,
-  ownerMembership,
-  readerMembership,
-  type SeenEvent,
-  spawnBundle,
-  stateServer,
-  until,
-} from "./test-kit.js";
-
-const brief = (events: SeenEvent[]) =>
-  events.map((event) => (event.type === "current" ? "current" : `${event.type} ${event.key}@${event.revision}`));
+import { BUCKET, brief, stateServer, until, watchScene } from "./test-kit.js";
 
 /** The connection's status events as they happen, to wait on the cut and on the way back. */
 function statusLog(connection: NatsConnection): string[] {
@@ -31,16 +19,7 @@ describe("a NATS reconnect alone (the server stays up, the runtime's link is cut
     const requestTimeoutMs = 1_500;
     const connection = await nats.machine("m2", proxy.url);
     const status = statusLog(connection);
-    const reader = createStateService({ connection, membership: readerMembership, limits: { requestTimeoutMs } });
-    const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
-    const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
-    const del = (key: string) => owner.handle("mesh/state.delete", { bucket: "notes", key });
-    const bundle = spawnBundle(reader);
-    const watch = async (filter?: string) =>
-      (
-        (await bundle.call("mesh/state.watch", { bucket: "notes-app.notes", ...(filter ? { filter } : {}) }))
-          .result as { watch: string }
-      ).watch;
+    const { reader, put, del, bundle, watch } = await watchScene(nats, { connection, limits: { requestTimeoutMs } });
 
     await put("a", 1);
     await put("x.1", 2);

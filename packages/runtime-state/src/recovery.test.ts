@@ -1,18 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { createStateService } from "./service.js";
-import { ownerMembership, readerMembership, type SeenEvent, spawnBundle, stateServer, until } from "./test-kit.js";
-
-const brief = (events: SeenEvent[]) =>
-  events.map((event) => (event.type === "current" ? "current" : `${event.type} ${event.key}@${event.revision}`));
+import { brief, ownerMembership, readerMembership, spawnBundle, stateServer, until, watchScene } from "./test-kit.js";
 
 async function setup() {
   const nats = await stateServer();
-  const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
-  const reader = createStateService({ connection: await nats.machine("m2"), membership: readerMembership });
-  const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
-  const bundle = spawnBundle(reader);
+  const { owner, put, bundle, watch } = await watchScene(nats);
   await put("a", 1);
-  const id = ((await bundle.call("mesh/state.watch", { bucket: "notes-app.notes" })).result as { watch: string }).watch;
+  const id = await watch();
   await bundle.untilEvents(id, (events) => events.length === 2);
   return { nats, owner, put, bundle, id, [Symbol.asyncDispose]: () => nats[Symbol.asyncDispose]() };
 }

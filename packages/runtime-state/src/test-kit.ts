@@ -9,8 +9,9 @@ import { startServer } from "@mesh/nats-harness";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
+import { createStateService } from "./service.js";
 import { type StdioHandle, serveStdio } from "./stdio.js";
-import type { StateService } from "./types.js";
+import type { StateLimits, StateService } from "./types.js";
 
 export const BUCKET = "mod_notes-app_notes";
 export const OTHER_BUCKET = "mod_other_stuff";
@@ -119,6 +120,36 @@ export async function until(
 
 /** A watch event as the bundle received it. */
 export type SeenEvent = { type: string; key?: string; value?: unknown; revision?: number; reason?: string };
+
+/** A watch's events in short, for exact sequences: "put a@1", "current", "delete b@4". */
+export const brief = (events: SeenEvent[]) =>
+  events.map((event) => (event.type === "current" ? "current" : `${event.type} ${event.key}@${event.revision}`));
+
+/**
+ * The scene of the watch tests: m1 owns notes-app.notes and writes it; a bundle on m2 reads it. The reader's
+ * connection can be given (e.g. through a proxy that cuts it), as can its limits.
+ */
+export async function watchScene(
+  nats: Awaited<ReturnType<typeof stateServer>>,
+  reader: { connection?: NatsConnection; limits?: Partial<StateLimits> } = {},
+) {
+  const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
+  const readerService = createStateService({
+    connection: reader.connection ?? (await nats.machine("m2")),
+    membership: readerMembership,
+    ...(reader.limits ? { limits: reader.limits } : {}),
+  });
+  const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
+  const del = (key: string) => owner.handle("mesh/state.delete", { bucket: "notes", key });
+  const bundle = spawnBundle(readerService);
+  const watch = async (filter?: string) =>
+    (
+      (await bundle.call("mesh/state.watch", { bucket: "notes-app.notes", ...(filter ? { filter } : {}) })).result as {
+        watch: string;
+      }
+    ).watch;
+  return { owner, reader: readerService, put, del, bundle, watch };
+}
 
 const BUNDLE = fileURLToPath(new URL("./fixtures/bundle.mjs", import.meta.url));
 

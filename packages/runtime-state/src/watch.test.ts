@@ -1,24 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { createStateService } from "./service.js";
-import { ownerMembership, readerMembership, type SeenEvent, spawnBundle, stateServer } from "./test-kit.js";
-
-const brief = (events: SeenEvent[]) =>
-  events.map((event) => (event.type === "current" ? "current" : `${event.type} ${event.key}@${event.revision}`));
+import { brief, readerMembership, spawnBundle, stateServer, watchScene } from "./test-kit.js";
 
 async function setup() {
   const nats = await stateServer();
-  const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
-  const reader = createStateService({ connection: await nats.machine("m2"), membership: readerMembership });
-  const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
-  const del = (key: string) => owner.handle("mesh/state.delete", { bucket: "notes", key });
-  const bundle = spawnBundle(reader);
-  const watch = async (filter?: string) =>
-    (
-      (await bundle.call("mesh/state.watch", { bucket: "notes-app.notes", ...(filter ? { filter } : {}) })).result as {
-        watch: string;
-      }
-    ).watch;
-  return { nats, owner, reader, put, del, bundle, watch, [Symbol.asyncDispose]: () => nats[Symbol.asyncDispose]() };
+  return { nats, ...(await watchScene(nats)), [Symbol.asyncDispose]: () => nats[Symbol.asyncDispose]() };
 }
 
 describe("watch: where current falls, against a real server", () => {
