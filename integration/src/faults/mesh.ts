@@ -4,7 +4,6 @@
 // runtime-state serving real bundle child processes that import the BUILT @mesh/sdk-ts.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { issueBuckets, raise } from "@mesh/controller-kv";
 import {
@@ -14,7 +13,13 @@ import {
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { type ClusterHandle, type NatsServerHandle, startCluster, startServer } from "@mesh/nats-harness";
+import {
+  assertBuildIsFresh,
+  type ClusterHandle,
+  type NatsServerHandle,
+  startCluster,
+  startServer,
+} from "@mesh/nats-harness";
 import { createStateService, type StateLimits, type StateService, serveStdio } from "@mesh/runtime-state";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
@@ -212,16 +217,7 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
  */
 export function assertBuiltSdk(): void {
   const sdk = fileURLToPath(new URL("../../node_modules/@mesh/sdk-ts/", import.meta.url));
-  let built: number;
-  try {
-    built = Math.min(statSync(`${sdk}dist/index.js`).mtimeMs, statSync(`${sdk}dist/stdio.js`).mtimeMs);
-  } catch {
-    throw new Error("@mesh/sdk-ts has no dist: run `pnpm --filter @mesh/sdk-ts... build` first");
-  }
-  const sources = readdirSync(`${sdk}src`).filter((file) => file.endsWith(".ts") && !file.includes(".test"));
-  const newest = Math.max(...sources.map((file) => statSync(`${sdk}src/${file}`).mtimeMs));
-  if (newest > built)
-    throw new Error("@mesh/sdk-ts dist is older than its src: run `pnpm --filter @mesh/sdk-ts... build`");
+  assertBuildIsFresh(sdk, ["dist/index.js", "dist/stdio.js"], "@mesh/sdk-ts");
 }
 
 function spawnBundle(connection: NatsConnection, script: string, args: string[], limits: Partial<StateLimits>) {

@@ -3,6 +3,7 @@ export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
 export { startCluster } from "./cluster.js";
 export type { NatsHarnessErrorCode } from "./errors.js";
 export { NatsHarnessError } from "./errors.js";
+export { assertBuildIsFresh } from "./fresh-build.js";
 export { killAllTrackedSync, trackedPids } from "./reaper.js";
 export { startServer } from "./server.js";
 export type { TcpProxy } from "./tcp-proxy.js";

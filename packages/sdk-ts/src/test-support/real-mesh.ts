@@ -2,11 +2,10 @@
 // machine connection holding exactly its composed grant, runtime-state serving real bundle child processes
 // over their stdio, and bundles that import the BUILT sdk-ts (dist/) as a module author's would.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { composeMachineGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { assertBuildIsFresh, startServer } from "@mesh/nats-harness";
 import { createStateService, serveStdio } from "@mesh/runtime-state";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
@@ -49,16 +48,7 @@ const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, i
 
 /** Bundles run dist/: refuse to test a build older than the source rather than pass on stale code. */
 export function assertDistIsFresh(): void {
-  let built: number;
-  try {
-    built = Math.min(statSync(`${packageRoot}dist/index.js`).mtimeMs, statSync(`${packageRoot}dist/stdio.js`).mtimeMs);
-  } catch {
-    throw new Error("packages/sdk-ts/dist is missing: run `pnpm --filter @mesh/sdk-ts build` first");
-  }
-  const sources = readdirSync(`${packageRoot}src`).filter((file) => file.endsWith(".ts") && !file.includes(".test"));
-  const newest = Math.max(...sources.map((file) => statSync(`${packageRoot}src/${file}`).mtimeMs));
-  if (newest > built)
-    throw new Error("packages/sdk-ts/dist is older than src: run `pnpm --filter @mesh/sdk-ts build` first");
+  assertBuildIsFresh(packageRoot, ["dist/index.js", "dist/stdio.js"], "@mesh/sdk-ts");
 }
 
 export async function realMesh() {
