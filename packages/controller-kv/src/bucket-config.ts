@@ -27,6 +27,55 @@ export interface KvStreamConfig {
   deny_purge: boolean;
   sealed: boolean;
   mirror_direct: boolean;
+  /** From nats-server 2.10: what any consumer may ask for; set when the server has it. */
+  consumer_limits?: { inactive_threshold: number };
+  /** From nats-server 2.11, on buckets with a ttl: an expired key leaves a delete marker. */
+  allow_msg_ttl?: boolean;
+  subject_delete_marker_ttl?: number;
+}
+
+/**
+ * The longest any consumer of a bucket may stay idle, in nanoseconds: the stream's
+ * `consumer_limits.inactive_threshold`. A consumer asking for more is refused (error 10153), one asking for
+ * none gets this, durables included (measured on 2.10.27, 2.11.17, 2.12.15, 2.15.3): so no consumer outlives
+ * five minutes of disuse (docs/decisions/0006-no-lasting-consumers.md). runtime-state asks for 30 s; five
+ * minutes is what the ecosystem's own KV clients ask for their ordered consumers (kv.js: 300 s), so an
+ * operator's `nats kv` and kv.js still read a bucket.
+ */
+export const CONSUMER_INACTIVE_LIMIT_NANOSECONDS = 300 * 1_000_000_000;
+
+/** The least lifetime nats-server accepts for a delete marker. */
+const MIN_MARKER_TTL_NANOSECONDS = 1_000_000_000;
+
+/** What a bucket's stream may use on a server, by the version that brought it. */
+export interface ServerFeatures {
+  /** `consumer_limits` on a stream (2.10.0). */
+  consumerLimits: boolean;
+  /** `subject_delete_marker_ttl` and `allow_msg_ttl` (2.11.0). */
+  deleteMarkers: boolean;
+}
+
+/** `major.minor.patch` of a server version string (`2.12.15`, `2.14.0-RC.1`); `undefined` if it is not one. */
+function versionParts(version: string): [number, number, number] | undefined {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
+}
+
+function atLeast(parts: [number, number, number], wanted: [number, number, number]): boolean {
+  for (let index = 0; index < 3; index++) {
+    if (parts[index] !== wanted[index]) return parts[index]! > wanted[index]!;
+  }
+  return true;
+}
+
+/**
+ * The features a server of `version` (its INFO's `version`) offers a bucket. Without a version: what every
+ * supported server (2.10 and later) has.
+ */
+export function serverFeatures(version: string | undefined): ServerFeatures {
+  const parts = version === undefined ? ([2, 10, 0] as [number, number, number]) : versionParts(version);
+  if (parts === undefined) return { consumerLimits: false, deleteMarkers: false };
+  return { consumerLimits: atLeast(parts, [2, 10, 0]), deleteMarkers: atLeast(parts, [2, 11, 0]) };
 }
 
 /**
@@ -39,12 +88,32 @@ export const KV_HEADER_ALLOWANCE = 512;
 /** JetStream's default duplicate window, which must not exceed max_age. */
 export const DUPLICATE_WINDOW_NANOSECONDS = 2 * 60 * 1_000_000_000;
 
+/** The delete-marker settings that go with a ttl of `maxAge` (none without a ttl or below 2.11). */
+function deleteMarkersFor(
+  maxAge: number,
+  features: ServerFeatures,
+): { allow_msg_ttl?: boolean; subject_delete_marker_ttl?: number } {
+  if (!features.deleteMarkers || maxAge <= 0) return {};
+  return { allow_msg_ttl: true, subject_delete_marker_ttl: Math.max(maxAge, MIN_MARKER_TTL_NANOSECONDS) };
+}
+
 export function duplicateWindowFor(maxAge: number): number {
   return maxAge > 0 ? Math.min(DUPLICATE_WINDOW_NANOSECONDS, maxAge) : DUPLICATE_WINDOW_NANOSECONDS;
 }
 
-export function desiredStreamConfig(declared: DeclaredBucket, replicas: number): KvStreamConfig {
+/**
+ * The stream of `declared` on a server of `serverVersion` (the connection's `info.version`; without it, what
+ * every supported server has): from 2.10 its consumers' idleness is bounded; from 2.11 a key that expires by
+ * the ttl leaves a delete marker that watchers see as a delete (the marker lives as long as a value would).
+ */
+export function desiredStreamConfig(
+  declared: DeclaredBucket,
+  replicas: number,
+  serverVersion?: string,
+): KvStreamConfig {
   const maxAge = declared.ttl === undefined ? 0 : durationToNanoseconds(declared.ttl);
+  const features = serverFeatures(serverVersion);
+  const markers = deleteMarkersFor(maxAge, features);
   return {
     name: declared.stream,
     subjects: [`$KV.${declared.bucket}.>`],
@@ -65,6 +134,10 @@ export function desiredStreamConfig(declared: DeclaredBucket, replicas: number):
     deny_purge: false,
     sealed: false,
     mirror_direct: false,
+    ...(features.consumerLimits
+      ? { consumer_limits: { inactive_threshold: CONSUMER_INACTIVE_LIMIT_NANOSECONDS } }
+      : {}),
+    ...markers,
   };
 }
 
@@ -109,6 +182,11 @@ const FIELDS: readonly FieldSpec[] = [
   { field: "denyDelete", jetstreamField: "deny_delete", kind: "one-way" },
   { field: "denyPurge", jetstreamField: "deny_purge", kind: "one-way" },
   { field: "sealed", jetstreamField: "sealed", kind: "one-way" },
+  // An existing bucket takes the limit and the markers (measured on 2.10.27–2.15.3), unless a consumer already
+  // asks for more than the limit: then the server refuses the update (10069) and names the consumers.
+  { field: "consumerInactiveLimit", jetstreamField: "consumer_limits.inactive_threshold", kind: "mutable" },
+  { field: "allowMessageTtl", jetstreamField: "allow_msg_ttl", kind: "one-way" },
+  { field: "deleteMarkerTtl", jetstreamField: "subject_delete_marker_ttl", kind: "mutable" },
   { field: "maxConsumers", jetstreamField: "max_consumers", kind: "immutable" },
   { field: "storage", jetstreamField: "storage", kind: "immutable" },
   { field: "retention", jetstreamField: "retention", kind: "immutable" },
@@ -130,6 +208,9 @@ const ABSENT_AS: Record<string, FieldValue> = {
   max_msg_size: -1,
   max_msgs_per_subject: -1,
   max_consumers: -1,
+  "consumer_limits.inactive_threshold": 0,
+  allow_msg_ttl: false,
+  subject_delete_marker_ttl: 0,
   num_replicas: 1,
   subjects: [],
   mirror: null,
@@ -166,17 +247,20 @@ export interface BucketDiff {
   immutable: FieldChange[];
 }
 
+/** Settings derived from the ttl: compared apart (see `raise`), once the ttl that will apply is known. */
+const DERIVED_FROM_TTL: ReadonlySet<BucketField> = new Set(["duplicateWindow", "allowMessageTtl", "deleteMarkerTtl"]);
+
 /**
- * Compares a stream's config, as the server reports it, with the declared one. The duplicate window is
- * derived from the ttl, so it is compared apart (see `raise`), once the ttl that will apply is known.
+ * Compares a stream's config, as the server reports it, with the declared one. The duplicate window and the
+ * delete markers are derived from the ttl, so they are compared apart (see `raise`).
  */
 export function diffBucket(current: Record<string, unknown>, desired: KvStreamConfig): BucketDiff {
   const diff: BucketDiff = { safe: [], shrinks: [], immutable: [] };
   const wanted = desired as unknown as Record<string, unknown>;
   for (const spec of FIELDS) {
-    if (spec.field === "duplicateWindow") continue;
-    const from = normalise(spec.jetstreamField, current[spec.jetstreamField]);
-    const to = normalise(spec.jetstreamField, wanted[spec.jetstreamField]);
+    if (DERIVED_FROM_TTL.has(spec.field)) continue;
+    const from = normalise(spec.jetstreamField, fieldOf(current, spec.jetstreamField));
+    const to = normalise(spec.jetstreamField, fieldOf(wanted, spec.jetstreamField));
     if (same(from, to)) continue;
     const change: FieldChange = { field: spec.field, jetstreamField: spec.jetstreamField, from, to };
     if (spec.kind === "mutable") diff.safe.push(change);
@@ -188,9 +272,49 @@ export function diffBucket(current: Record<string, unknown>, desired: KvStreamCo
   return diff;
 }
 
+/**
+ * The delete-marker changes that go with the ttl the bucket will have: markers as long as the ttl on a
+ * server that has them; message ttls are never asked to be turned off (the server refuses that).
+ */
+export function deleteMarkerChanges(
+  current: Record<string, unknown>,
+  maxAge: number,
+  serverVersion: string | undefined,
+): FieldChange[] {
+  const wanted = deleteMarkersFor(maxAge, serverFeatures(serverVersion));
+  const changes: FieldChange[] = [];
+  const allowed = normalise("allow_msg_ttl", current.allow_msg_ttl);
+  if (wanted.allow_msg_ttl === true && allowed !== true) {
+    changes.push({ field: "allowMessageTtl", jetstreamField: "allow_msg_ttl", from: allowed, to: true });
+  }
+  const from = normalise("subject_delete_marker_ttl", current.subject_delete_marker_ttl);
+  const to = wanted.subject_delete_marker_ttl ?? 0;
+  if (from !== to) changes.push({ field: "deleteMarkerTtl", jetstreamField: "subject_delete_marker_ttl", from, to });
+  return changes;
+}
+
 /** The duplicate-window change that goes with the ttl the bucket will have, if any. */
 export function duplicateWindowChange(current: Record<string, unknown>, maxAge: number): FieldChange | undefined {
   const from = normalise("duplicate_window", current.duplicate_window);
   const to = duplicateWindowFor(maxAge);
   return from === to ? undefined : { field: "duplicateWindow", jetstreamField: "duplicate_window", from, to };
+}
+
+/** A config field by its path: `max_age`, or `consumer_limits.inactive_threshold` for a nested one. */
+function fieldOf(config: Record<string, unknown>, path: string): unknown {
+  let value: unknown = config;
+  for (const part of path.split(".")) value = (value as Record<string, unknown> | undefined)?.[part];
+  return value;
+}
+
+/** Sets a config field by its path (see `fieldOf`), keeping the nested object's other fields. */
+export function setField(config: Record<string, unknown>, path: string, value: FieldValue): void {
+  const parts = path.split(".");
+  let target = config;
+  for (const part of parts.slice(0, -1)) {
+    const nested = { ...((target[part] as Record<string, unknown> | undefined) ?? {}) };
+    target[part] = nested;
+    target = nested;
+  }
+  target[parts.at(-1)!] = value;
 }

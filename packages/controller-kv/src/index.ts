@@ -1,5 +1,10 @@
-export type { KvStreamConfig } from "./bucket-config.js";
-export { DUPLICATE_WINDOW_NANOSECONDS, desiredStreamConfig } from "./bucket-config.js";
+export type { KvStreamConfig, ServerFeatures } from "./bucket-config.js";
+export {
+  CONSUMER_INACTIVE_LIMIT_NANOSECONDS,
+  DUPLICATE_WINDOW_NANOSECONDS,
+  desiredStreamConfig,
+  serverFeatures,
+} from "./bucket-config.js";
 export type { ControllerKvErrorCode } from "./errors.js";
 export { ControllerKvError } from "./errors.js";
 export { issueBuckets } from "./issue.js";

@@ -1,8 +1,13 @@
-import { durationToNanoseconds, MESH_CAPS } from "@mesh/manifest-schema";
+import { declaredBuckets, durationToNanoseconds, MESH_CAPS } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { DiscardPolicy, StorageType } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KV_HEADER_ALLOWANCE } from "./bucket-config.js";
+import {
+  CONSUMER_INACTIVE_LIMIT_NANOSECONDS,
+  desiredStreamConfig,
+  KV_HEADER_ALLOWANCE,
+  serverFeatures,
+} from "./bucket-config.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
 import { type Admin, connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "./test-support.js";
@@ -101,6 +106,42 @@ describe("raise against a real server", () => {
     expect(second).toMatchObject({ created: [], updated: [], conflicts: [], failed: [] });
     expect(second.unchanged).toEqual(Object.keys(expected).sort());
     expect(await admin.takeControllerRequests()).toEqual(["$JS.API.STREAM.LIST"]);
+  });
+
+  it("gives a bucket made without them the consumer limit and, from 2.11, delete markers", async () => {
+    const version = controller.info!.version;
+    const features = serverFeatures(version);
+    const [declared] = declaredBuckets([manifest("older", { timed: { ttl: "1h" } })]);
+    const {
+      consumer_limits: _limits,
+      allow_msg_ttl: _allow,
+      subject_delete_marker_ttl: _markers,
+      ...older
+    } = desiredStreamConfig(declared!, 1, version);
+    await admin.jsm.streams.add(older as never);
+    // A consumer asking for a day of idleness blocks the limit: the server names it and changes nothing.
+    await admin.jsm.consumers.add(declared!.stream, { name: "lasting", inactive_threshold: 86_400e9 } as never);
+    const catalogue = [manifest("older", { timed: { ttl: "1h" } })];
+    if (features.consumerLimits) {
+      const blocked = await raise({ connection: controller, catalogue, replicas: 1 }).catch((error: unknown) => error);
+      expect(blocked, `nats-server ${version}`).toBeInstanceOf(ControllerKvError);
+      expect((blocked as ControllerKvError).message).toMatch(/lasting/);
+    }
+    await admin.jsm.consumers.delete(declared!.stream, "lasting");
+    const report = await raise({ connection: controller, catalogue, replicas: 1 });
+    const fields = report.updated.flatMap((bucket) => bucket.changes.map((change) => change.field));
+    expect(fields, `nats-server ${version}`).toEqual([
+      ...(features.consumerLimits ? ["consumerInactiveLimit"] : []),
+      ...(features.deleteMarkers ? ["allowMessageTtl", "deleteMarkerTtl"] : []),
+    ]);
+    const { config } = await admin.jsm.streams.info(declared!.stream);
+    const got = config as unknown as Record<string, unknown>;
+    if (features.consumerLimits) {
+      expect(got.consumer_limits).toEqual({ inactive_threshold: CONSUMER_INACTIVE_LIMIT_NANOSECONDS });
+    }
+    if (features.deleteMarkers) expect(got).toMatchObject({ allow_msg_ttl: true, subject_delete_marker_ttl: 3600e9 });
+    const again = await raise({ connection: controller, catalogue, replicas: 1 });
+    expect(again).toMatchObject({ updated: [], conflicts: [], unchanged: [declared!.bucket] });
   });
 
   it("plan: reports what a raise would create and writes nothing", async () => {

@@ -9,10 +9,12 @@ import type { StreamInfo } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import { immutableAdvice, lossAdvice } from "./advice.js";
 import {
+  deleteMarkerChanges,
   desiredStreamConfig,
   diffBucket,
   duplicateWindowChange,
   type KvStreamConfig,
+  setField,
   settingsOf,
 } from "./bucket-config.js";
 import { ControllerKvError } from "./errors.js";
@@ -52,8 +54,8 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
   // on which request answered first.
   const parts = declared.map(() => emptyReport(plan, replicas));
   await forEachBounded(declared, concurrency, async (bucket, index) => {
-    const context = { api: gate.api, plan, logger, report: parts[index]! };
-    const desired = desiredStreamConfig(bucket, replicas);
+    const context = { api: gate.api, plan, logger, report: parts[index]!, serverVersion: connection.info?.version };
+    const desired = desiredStreamConfig(bucket, replicas, connection.info?.version);
     const current = existing.get(bucket.stream);
     if (missing.has(bucket.stream)) notChecked(bucket.bucket, context.report, logger);
     else if (current) await assertExisting(bucket, desired, current, { ...context, acceptLoss, now });
@@ -173,6 +175,8 @@ async function listBuckets(api: JetStreamApi): Promise<{ existing: Map<string, S
 
 interface Context {
   api: JetStreamApi;
+  /** The server's version, for what a bucket's stream may use there. */
+  serverVersion: string | undefined;
   plan: boolean;
   logger: Logger;
   report: RaiseReport;
@@ -231,6 +235,7 @@ async function assertExisting(
   const maxAge = ttl ? desired.max_age : Number(currentConfig.max_age ?? 0);
   const window = duplicateWindowChange(currentConfig, maxAge);
   if (window) apply.push(window);
+  apply.push(...deleteMarkerChanges(currentConfig, maxAge, context.serverVersion));
 
   for (const conflict of conflicts) {
     context.report.conflicts.push(conflict);
@@ -245,7 +250,7 @@ async function assertExisting(
   }
   if (!context.plan) {
     const update: Record<string, unknown> = { ...currentConfig };
-    for (const change of apply) update[change.jetstreamField] = change.to;
+    for (const change of apply) setField(update, change.jetstreamField, change.to);
     try {
       await context.api.updateStream(update as { name: string });
     } catch (error) {

@@ -58,7 +58,13 @@ export type BucketField =
   | "maxMessages"
   | "sealed"
   | "mirror"
-  | "sources";
+  | "sources"
+  /** `consumer_limits.inactive_threshold` (nanoseconds): the longest a consumer may stay idle (2.10+). */
+  | "consumerInactiveLimit"
+  /** `allow_msg_ttl`: set with delete markers (2.11+). */
+  | "allowMessageTtl"
+  /** `subject_delete_marker_ttl` (nanoseconds): an expired key leaves a delete marker (2.11+). */
+  | "deleteMarkerTtl";
 
 export type FieldValue = number | string | boolean | readonly string[] | null;
 

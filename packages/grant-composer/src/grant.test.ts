@@ -47,7 +47,7 @@ function randomCatalogue(next: () => number): Catalogue {
 }
 
 const BUCKET_SUBJECT =
-  /^(\$JS\.API\.(CONSUMER\.(CREATE|DELETE|MSG\.NEXT)|DIRECT\.GET)\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*|\$KV\.mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)\.>$/;
+  /^((\$JS\.API\.(CONSUMER\.(DELETE|MSG\.NEXT)|DIRECT\.GET)\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*|\$KV\.mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)\.>|\$JS\.API\.CONSUMER\.CREATE\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)$/;
 
 describe("composeMachineGrant", () => {
   it("is the union of owner and reader subjects, sorted, with the machine's inbox", () => {

@@ -6,6 +6,10 @@ import { streamName } from "@mesh/manifest-schema";
  * raw `CONSUMER.MSG.NEXT` requests (no CONSUMER.INFO: it never asks for a consumer's info) and deletes, and —
  * for owners — writes to the bucket's subjects. The integration proof holds it to exactly
  * that: every subject here is shown necessary, and the runtime's tests run under these grants.
+ *
+ * Consumers are created only through the exact subject `$JS.API.CONSUMER.CREATE.KV_B` (nothing after the
+ * stream name): the server refuses a `durable_name` there (error 10020), while `…CREATE.KV_B.<name>` and
+ * `…CREATE.KV_B.<name>.<filter>` take durables, which never expire (docs/decisions/0006-no-lasting-consumers.md).
  */
 
 export type Role = "owner" | "reader";
@@ -14,7 +18,7 @@ export type Role = "owner" | "reader";
 export function bucketGrantSubjects(bucket: string, role: Role): string[] {
   const stream = streamName(bucket);
   const read = [
-    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
     `$JS.API.CONSUMER.DELETE.${stream}.>`,
     `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
     `$JS.API.DIRECT.GET.${stream}.>`,

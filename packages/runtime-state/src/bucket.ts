@@ -34,6 +34,19 @@ export function isDeleteOperation(operation: string | undefined): boolean {
   return operation === "DEL" || operation === "PURGE";
 }
 
+/**
+ * The server's own delete marker: from nats-server 2.11, a bucket with subject delete markers stores one,
+ * with `Nats-Marker-Reason: MaxAge` (or `Purge`, `Remove`) and no `KV-Operation`, when a key's last value
+ * expires by the bucket's ttl. It reads as a delete, never as a value.
+ */
+const MARKER_REASON_HEADER = "Nats-Marker-Reason";
+
+/** Whether a stored message is a deletion: a `DEL`/`PURGE` written by a client, or a server's delete marker. */
+export function isDeletion(header: { get(name: string): string; has(name: string): boolean } | undefined): boolean {
+  if (header === undefined) return false;
+  return isDeleteOperation(header.get(OPERATION_HEADER)) || header.has(MARKER_REASON_HEADER);
+}
+
 /** The outcome of a conditional write whose revision was not the last one. */
 export class WrongRevision extends Error {
   readonly currentRevision: number;
@@ -66,7 +79,7 @@ export class BucketClient {
     const message = await this.jsm.direct.getMessage(this.stream, { last_by_subj: this.subject(key) });
     if (message === null || message.subject !== this.subject(key)) return null;
     const updated = message.time.toISOString();
-    if (isDeleteOperation(message.header?.get(OPERATION_HEADER))) {
+    if (isDeletion(message.header)) {
       return { key, revision: message.seq, updated, deleted: true };
     }
     return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };

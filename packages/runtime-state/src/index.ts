@@ -1,5 +1,9 @@
+export type { StoredEntry } from "./bucket.js";
+export { BucketClient, WrongRevision } from "./bucket.js";
 export { StateRefusal } from "./errors.js";
-export { DEFAULT_LIMITS } from "./limits.js";
+export { DEFAULT_LIMITS, systemClock } from "./limits.js";
+export type { PulledMessage, ReaderOptions, ReaderStart } from "./reader.js";
+export { ConsumerLost, ConsumerReader } from "./reader.js";
 export { createStateService } from "./service.js";
 export type { StdioHandle, StdioOptions } from "./stdio.js";
 export { serveStdio } from "./stdio.js";

@@ -1,7 +1,7 @@
-import type { ConsumerConfig, JetStreamManager } from "@nats-io/jetstream";
-import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
+import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, JetStreamApiError } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
-import { isDeleteOperation } from "./bucket.js";
+import { isDeletion } from "./bucket.js";
 import { isApiError, JETSTREAM_CODES } from "./errors.js";
 import type { Clock, StateLimits } from "./types.js";
 
@@ -80,7 +80,7 @@ export class ConsumerReader {
 
   /** Creates the consumer and its inbox subscription; resolves with the server's pending count. */
   async open(): Promise<number> {
-    const { jsm, stream, start, limits } = this.options;
+    const { stream, start, limits } = this.options;
     const config: Partial<ConsumerConfig> = {
       name: this.name,
       filter_subject: this.prefix + this.options.filter,
@@ -101,7 +101,7 @@ export class ConsumerReader {
       callback: (error, message) =>
         error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
     });
-    const info = await jsm.consumers.add(stream, config);
+    const info = await createEphemeral(this.options.connection, stream, config, limits.requestTimeoutMs);
     this.numPendingAtCreate = info.num_pending;
     return info.num_pending;
   }
@@ -234,7 +234,7 @@ export class ConsumerReader {
       this.buffer.push({
         key: message.subject.slice(this.prefix.length),
         revision: parsed.streamSequence,
-        operation: isDeleteOperation(message.headers?.get("KV-Operation")) ? "delete" : "put",
+        operation: isDeletion(message.headers) ? "delete" : "put",
         data: message.data,
         updated: new Date(parsed.timestampMs).toISOString(),
         pending: parsed.pending,
@@ -288,6 +288,26 @@ export class ConsumerReader {
     if (this.watchdog !== undefined) this.options.clock.clearTimeout(this.watchdog);
     this.watchdog = undefined;
   }
+}
+
+/**
+ * Creates an ephemeral consumer through the exact subject `$JS.API.CONSUMER.CREATE.<stream>`, with its name
+ * in the body. That subject is the only create a machine's grant allows, and the server refuses a
+ * `durable_name` on it (10020), so a machine cannot leave a consumer that outlives its inactivity threshold
+ * (docs/decisions/0006-no-lasting-consumers.md). The client's `consumers.add` would use
+ * `…CREATE.<stream>.<name>.<filter>`, which also takes durables. Errors are the client's own classes.
+ */
+async function createEphemeral(
+  connection: NatsConnection,
+  stream: string,
+  config: Partial<ConsumerConfig>,
+  timeoutMs: number,
+): Promise<ConsumerInfo> {
+  const body = JSON.stringify({ stream_name: stream, config, action: "create" });
+  const reply = await connection.request(`$JS.API.CONSUMER.CREATE.${stream}`, body, { timeout: timeoutMs });
+  const answer = reply.json<ConsumerInfo & { error?: ConstructorParameters<typeof JetStreamApiError>[0] }>();
+  if (answer.error) throw new JetStreamApiError(answer.error);
+  return answer;
 }
 
 /**
