@@ -3,8 +3,9 @@
 // real bundle child processes speaking NDJSON on their stdio.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { desiredStreamConfig } from "@mesh/controller-kv";
 import { composeMachineGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
-import { parseCatalogue } from "@mesh/manifest-schema";
+import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -44,6 +45,11 @@ export interface BucketSpec {
   history?: number;
   maxBytes?: number;
   maxConsumers?: number;
+  /**
+   * A ttl (`2s`): notes-app.notes is then the stream controller-kv's raise makes for this server's version
+   * (delete markers from 2.11), and the other fields are not used.
+   */
+  ttl?: string;
 }
 
 export async function stateServer(spec: BucketSpec = {}) {
@@ -55,7 +61,12 @@ export async function stateServer(spec: BucketSpec = {}) {
   const adminConnection = await connect({ servers: server.url, user: "admin", pass: "admin" });
   connections.push(adminConnection);
   const jsm = await jetstreamManager(adminConnection);
-  for (const bucket of [BUCKET, OTHER_BUCKET]) await createBucket(jsm, bucket, spec);
+  for (const bucket of [BUCKET, OTHER_BUCKET]) {
+    if (bucket === BUCKET && spec.ttl !== undefined) {
+      const [declared] = declaredBuckets(parseCatalogue([{ name: "notes-app", state: { notes: { ttl: spec.ttl } } }]));
+      await jsm.streams.add(desiredStreamConfig(declared!, 1, adminConnection.info?.version) as never);
+    } else await createBucket(jsm, bucket, spec);
+  }
   return {
     server,
     admin: adminConnection,

@@ -3,8 +3,9 @@
 // over their stdio, and bundles that import the BUILT sdk-ts (dist/) as a module author's would.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { desiredStreamConfig } from "@mesh/controller-kv";
 import { composeMachineGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
-import { parseCatalogue } from "@mesh/manifest-schema";
+import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
 import { assertBuildIsFresh, startServer } from "@mesh/nats-harness";
 import { createStateService, serveStdio } from "@mesh/runtime-state";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -13,7 +14,11 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 
 const catalogue = parseCatalogue([
-  { name: "sdk-app", state: { items: { history: 5 }, counter: {}, mirrored: {} }, reads: ["sdk-peer.shared"] },
+  {
+    name: "sdk-app",
+    state: { items: { history: 5 }, counter: {}, mirrored: {}, expiring: { ttl: "2s" } },
+    reads: ["sdk-peer.shared"],
+  },
   { name: "sdk-peer", state: { shared: {} } },
   // The README's bundle.
   { name: "operators-agent", state: { "mcp-servers": {} }, reads: ["licence-manager.bindings"] },
@@ -26,6 +31,7 @@ export const membership = {
     items: { bucket: "mod_sdk-app_items", access: "write" },
     counter: { bucket: "mod_sdk-app_counter", access: "write" },
     mirrored: { bucket: "mod_sdk-app_mirrored", access: "write" },
+    expiring: { bucket: "mod_sdk-app_expiring", access: "write" },
     "sdk-peer.shared": { bucket: "mod_sdk-peer_shared", access: "read" },
   },
 } as const;
@@ -62,6 +68,12 @@ export async function realMesh() {
   connections.push(adminConnection);
   const jsm = await jetstreamManager(adminConnection);
   for (const { bucket } of [...Object.values(membership.buckets), ...Object.values(readmeMembership.buckets)]) {
+    const declared = declaredBuckets(catalogue).find((candidate) => candidate.bucket === bucket);
+    if (declared?.ttl !== undefined) {
+      // As controller-kv's raise makes it on this server's version (delete markers from 2.11).
+      await jsm.streams.add(desiredStreamConfig(declared, 1, adminConnection.info?.version) as never);
+      continue;
+    }
     // As the controller creates a bucket (DESIGN.md, "The controller's raise").
     await jsm.streams.add({
       name: `KV_${bucket}`,
@@ -88,6 +100,9 @@ export async function realMesh() {
 
   return {
     server,
+    /** The server's version, from its INFO. */
+    version: adminConnection.info?.version ?? "unknown",
+    jsm,
     kvm: new Kvm(adminConnection),
     /** Starts a bundle script from src/fixtures, served by its own runtime-state service. */
     bundle(script: string, args: string[] = [], issued: object = membership): Bundle {
