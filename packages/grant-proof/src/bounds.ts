@@ -1,14 +1,11 @@
 import { MESH_CAPS, streamName } from "@mesh/manifest-schema";
-import { AckPolicy, JetStreamApiError } from "@nats-io/jetstream";
-import { check, expect, type Recorder } from "./check.js";
-import { keySubject, type StateClient } from "./operations.js";
-import { deleteConsumer, listKeys } from "./reads.js";
+import type { ConsumerReader } from "@mesh/runtime-state";
+import { check, expect, fact, type Recorder } from "./check.js";
+import { apiErrorCode, describeError, type StateClient } from "./operations.js";
+import { listKeys } from "./reads.js";
 
 /** JetStream's "maximum consumers limit reached". */
 const MAXIMUM_CONSUMERS_LIMIT = 10026;
-
-const isConsumerLimit = (error: unknown) =>
-  error instanceof JetStreamApiError && error.code === MAXIMUM_CONSUMERS_LIMIT;
 
 /** The controller set `max_consumers` at creation: the small cap on the small bucket, the mesh's elsewhere. */
 export async function capConfigChecks(
@@ -30,8 +27,8 @@ export async function capConfigChecks(
 }
 
 /**
- * A compromised reader creates durable consumers (no inactivity expiry) as fast as it can: the server stops
- * it exactly at the bucket's cap. Then it deletes them, and a legitimate read works again.
+ * A compromised reader opens the runtime's consumers as fast as it can: the server stops it exactly at the
+ * bucket's cap. Then it closes them (the runtime deletes at once), and a legitimate read works again.
  */
 export async function consumerCapChecks(
   recorder: Recorder,
@@ -41,7 +38,7 @@ export async function consumerCapChecks(
   cap: number,
 ): Promise<void> {
   const stream = streamName(bucket);
-  const created: string[] = [];
+  const opened: ConsumerReader[] = [];
   const existing = (await controller.jsm.streams.info(stream)).state.consumer_count;
   await check(
     recorder,
@@ -50,37 +47,57 @@ export async function consumerCapChecks(
       operation: `create consumers past max_consumers (${cap})`,
       bucket,
       expected: "refused",
-      isRefusal: isConsumerLimit,
+      isRefusal: (error) => apiErrorCode(error) === MAXIMUM_CONSUMERS_LIMIT,
     },
     async () => {
       for (let index = 0; index <= cap; index += 1) {
-        const name = `hoard_${index}`;
+        const consumer = reader.reader(bucket, ">", { policy: "last_per_subject" });
         try {
-          await reader.jsm.consumers.add(stream, {
-            durable_name: name,
-            filter_subject: keySubject(bucket, ">"),
-            ack_policy: AckPolicy.None,
-          });
+          await consumer.open();
         } catch (error) {
+          await consumer.close();
           expect(
-            created.length + existing === cap,
-            `refused after ${created.length} + ${existing} existing, below the cap ${cap}: ${error}`,
+            opened.length + existing === cap,
+            `refused after ${opened.length} + ${existing} existing, below the cap ${cap}: ${describeError(error)}`,
           );
           throw error;
         }
-        created.push(name);
+        opened.push(consumer);
       }
-      return `created ${created.length} durable consumers, past the cap ${cap}`;
+      return `created ${opened.length} consumers, past the cap ${cap}`;
     },
   );
   await check(
     recorder,
     { role: "reader", operation: "delete its consumers, then read again", bucket, expected: "allowed" },
     async () => {
-      for (const name of created) await deleteConsumer(reader, stream, name);
+      for (const consumer of opened) expect(await consumer.close(), `${consumer.name} could not be deleted`);
       const keys = await listKeys(reader, bucket);
-      return `${created.length} durables (+${existing} existing) reached the cap; after deleting them keys gave ${keys.length}`;
+      return `${opened.length} consumers (+${existing} existing) reached the cap; after deleting them keys gave ${keys.length}`;
     },
+  );
+}
+
+/** Whether an existing stream's max_consumers can change (nats-server 2.9–2.11 refuse; measured per version). */
+export async function maxConsumersUpdateFact(recorder: Recorder, controller: StateClient, bucket: string) {
+  const stream = streamName(bucket);
+  const { config } = await controller.jsm.streams.info(stream);
+  const wanted = config.max_consumers + 1;
+  await controller.jsm.streams.update(stream, { ...config, max_consumers: wanted } as never).then(
+    (info) =>
+      fact(
+        recorder,
+        "max-consumers-update",
+        info.config.max_consumers === wanted ? "updated" : "ignored",
+        `STREAM.UPDATE of ${stream} from max_consumers ${config.max_consumers} to ${wanted}: now ${info.config.max_consumers}`,
+      ),
+    (error: unknown) =>
+      fact(
+        recorder,
+        "max-consumers-update",
+        "refused",
+        `STREAM.UPDATE of ${stream} from max_consumers ${config.max_consumers} to ${wanted}: ${describeError(error)}`,
+      ),
   );
 }
 

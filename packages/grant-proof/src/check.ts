@@ -1,11 +1,18 @@
 import type { Logger } from "pino";
 import { describeError, isPermissionViolation } from "./operations.js";
-import type { Outcome, ProofRow } from "./types.js";
+import type { Outcome, ProofFact, ProofRow } from "./types.js";
 
-/** Where rows go, and the logger the proof reports progress to. */
+/** Where rows and facts go, and the logger the proof reports progress to. */
 export interface Recorder {
   rows: ProofRow[];
+  facts: ProofFact[];
   logger: Logger;
+}
+
+/** Records what the server did about one named fact of the design (see `ProofFact`). */
+export function fact(recorder: Recorder, name: ProofFact["name"], value: string, detail: string): void {
+  recorder.facts.push({ name, value, detail });
+  recorder.logger.debug({ name, value, detail }, "grant proof fact");
 }
 
 export interface CheckSpec {

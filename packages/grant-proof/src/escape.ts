@@ -1,12 +1,15 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { streamName } from "@mesh/manifest-schema";
+import { DEFAULT_LIMITS } from "@mesh/runtime-state";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import { dataChange, type StreamSnapshot, snapshotStream } from "./buckets.js";
-import { check, type Recorder, record } from "./check.js";
+import { check, fact, type Recorder, record } from "./check.js";
 import { FIXTURE } from "./fixture.js";
-import { getEntry, keySubject, putValue, type StateClient } from "./operations.js";
-import { CONSUMER_INACTIVE_THRESHOLD_MS, watchWithLiveUpdate } from "./reads.js";
+import { apiRequest, type StateClient } from "./operations.js";
+import { stopWatch, watchWithLiveUpdate } from "./reads.js";
+
+const keySubject = (bucket: string, key: string) => `$KV.${bucket}.${key}`;
 
 /** The clients the eavesdropping and escape checks need; `mesh` is a connection into the other account. */
 export interface EscapeClients {
@@ -49,20 +52,30 @@ export async function eavesdropChecks(recorder: Recorder, clients: EscapeClients
     })().catch(() => undefined);
   }
   // The owner's get reply and watch deliveries travel to its inbox while the stranger listens.
-  await getEntry(owner, bucket, "seed.0");
-  const watch = await watchWithLiveUpdate(owner, bucket, () => putValue(owner, bucket, "live.eavesdrop", "secret"));
-  await owner.jsm.consumers.delete(watch.consumer.stream, watch.consumer.name);
+  await owner.bucket(bucket).read("seed.0");
+  const watch = await watchWithLiveUpdate(owner, bucket, () => owner.bucket(bucket).put("live.eavesdrop", "secret"));
+  await stopWatch(owner, bucket, watch.reader);
   await stranger.nc.flush();
+  const subscribed = subs.filter((sub) => !sub.isClosed()).length;
   record(
     recorder,
     { role: "stranger", operation: "hear the owner's replies and deliveries", bucket, expected: "refused" },
     heard.count === 0 ? "refused" : "allowed",
     `${heard.count} messages heard while the owner got 1 reply and ${watch.initial + 1} deliveries`,
   );
+  fact(
+    recorder,
+    "inbox-eavesdrop",
+    heard.count === 0 && subscribed === 0 ? "refused" : "heard",
+    `subscriptions to another machine's inbox, _INBOX.> and > accepted: ${subscribed} of 3; messages heard: ${heard.count}`,
+  );
   for (const sub of subs) sub.unsubscribe();
 }
 
-/** Creates a push consumer delivering the bucket's last `cmd` entry to `deliverSubject` (nats-server #8274). */
+/**
+ * Creates a push consumer delivering the bucket's last `cmd` entry to `deliverSubject` (nats-server #8274),
+ * through the one create subject a grant allows, the exact `CONSUMER.CREATE.<stream>`.
+ */
 async function pushTo(
   owner: StateClient,
   bucket: string,
@@ -70,13 +83,16 @@ async function pushTo(
 ): Promise<{ stream: string; name: string }> {
   const stream = streamName(bucket);
   const name = `escape_${nuid.next()}`;
-  await owner.jsm.consumers.add(stream, {
-    name,
-    filter_subject: keySubject(bucket, "cmd"),
-    deliver_subject: deliverSubject,
-    ack_policy: AckPolicy.None,
-    deliver_policy: DeliverPolicy.LastPerSubject,
-    inactive_threshold: nanos(CONSUMER_INACTIVE_THRESHOLD_MS),
+  await apiRequest(owner, `$JS.API.CONSUMER.CREATE.${stream}`, {
+    stream_name: stream,
+    config: {
+      name,
+      filter_subject: keySubject(bucket, "cmd"),
+      deliver_subject: deliverSubject,
+      ack_policy: AckPolicy.None,
+      deliver_policy: DeliverPolicy.LastPerSubject,
+      inactive_threshold: nanos(DEFAULT_LIMITS.consumerInactiveMs),
+    },
   });
   return { stream, name };
 }
@@ -115,8 +131,9 @@ export async function escapeChecks(recorder: Recorder, clients: EscapeClients, b
   }
   const readerInbox = reader.nc.subscribe(relaySubject);
   await reader.nc.flush();
-  await putValue(owner, bucket, "cmd", '{"op":"reboot"}');
+  await owner.bucket(bucket).put("cmd", { op: "reboot" });
   const consumers: { stream: string; name: string }[] = [];
+  let relayed: string | undefined;
   await check(
     recorder,
     {
@@ -128,8 +145,17 @@ export async function escapeChecks(recorder: Recorder, clients: EscapeClients, b
     async () => {
       consumers.push(await pushTo(owner, bucket, relaySubject));
       const payload = await nextMessage(readerInbox, timeoutMs);
+      relayed = payload;
       return `the reader's ${relaySubject} received ${payload}: this is why state has an account of its own`;
     },
+  );
+  fact(
+    recorder,
+    "escape.deliver-subject",
+    relayed === undefined ? "refused" : "relayed",
+    relayed === undefined
+      ? `a push consumer could not deliver to ${relaySubject}`
+      : `the owner's push consumer delivered ${relayed} to ${relaySubject}, a subject it may not publish to (nats-server #8274)`,
   );
   await check(
     recorder,
@@ -156,6 +182,14 @@ export async function escapeChecks(recorder: Recorder, clients: EscapeClients, b
     meshHeard.length === 0 ? "refused" : "allowed",
     meshHeard.length === 0
       ? `listener (live: heard its own ${probe}) heard nothing from the state account`
+      : meshHeard.join("; "),
+  );
+  fact(
+    recorder,
+    "escape.cross-account",
+    meshHeard.length === 0 ? "contained" : "leaked",
+    meshHeard.length === 0
+      ? `a listener of account ${FIXTURE.meshAccount} on the delivery subjects heard nothing (it heard its own probe)`
       : meshHeard.join("; "),
   );
   readerInbox.unsubscribe();
@@ -189,6 +223,13 @@ export async function escapeChecks(recorder: Recorder, clients: EscapeClients, b
     change === undefined ? "refused" : "allowed",
     change ??
       `${FIXTURE.other} unchanged (${before.messages} messages) for ${timeoutMs} ms after the consumer was created`,
+  );
+  fact(
+    recorder,
+    "escape.into-other-bucket",
+    change === undefined ? "not stored" : "stored",
+    change ??
+      `${FIXTURE.other} unchanged for ${timeoutMs} ms after a consumer delivered into $KV.${FIXTURE.other}.injected`,
   );
   for (const consumer of consumers) await owner.jsm.consumers.delete(consumer.stream, consumer.name);
 }

@@ -1,8 +1,9 @@
 import { streamName } from "@mesh/manifest-schema";
+import { WrongRevision } from "@mesh/runtime-state";
 import { dataChange, snapshotStream } from "./buckets.js";
 import { check, expect, type Recorder, record } from "./check.js";
-import { getEntry, putValue, removeKey, type StateClient } from "./operations.js";
-import { deleteConsumer, keyHistory, listKeys, openReadConsumer, watchWithLiveUpdate } from "./reads.js";
+import type { StateClient } from "./operations.js";
+import { keyHistory, listKeys, stopWatch, watchWithLiveUpdate } from "./reads.js";
 
 /** The clients of the role matrix. */
 export interface MatrixClients {
@@ -22,51 +23,54 @@ export interface SeededBucket {
 
 const SEED_KEY = "seed.0";
 
-/** Owner: every operation succeeds and does what it says. */
+/** Resolves with what `write` did, or `"refused as a conflict"` when it threw runtime-state's `WrongRevision`. */
+async function conflictOf(write: () => Promise<unknown>): Promise<string> {
+  return write().then(
+    (revision) => `written at ${revision}`,
+    (error: unknown) => {
+      if (error instanceof WrongRevision) return "refused as a conflict";
+      throw error;
+    },
+  );
+}
+
+/** Owner: every operation succeeds and does what it says, through runtime-state's BucketClient. */
 export async function ownerChecks(recorder: Recorder, clients: MatrixClients, seeded: SeededBucket): Promise<void> {
   const { owner } = clients;
   const { bucket } = seeded;
+  const client = owner.bucket(bucket);
   const at = (operation: string) => ({ role: "owner", operation, bucket, expected: "allowed" as const });
   await check(recorder, at("get"), async () => {
-    const entry = await getEntry(owner, bucket, SEED_KEY);
+    const entry = await client.read(SEED_KEY);
     expect(entry?.revision === seeded.seedRevisions.at(-1), `get ${SEED_KEY} gave revision ${entry?.revision}`);
     return `${SEED_KEY} at revision ${entry?.revision}`;
   });
   let revision = 0;
   await check(recorder, at("put"), async () => {
-    revision = await putValue(owner, bucket, "owner.k", "one");
+    revision = await client.put("owner.k", "one");
     return `revision ${revision}`;
   });
   await check(recorder, at("create (only if absent)"), async () => {
-    const created = await putValue(owner, bucket, "owner.new", "fresh", 0);
-    const again = await putValue(owner, bucket, "owner.new", "again", 0).then(
-      () => true,
-      () => false,
-    );
-    expect(!again, "a second create of owner.new succeeded");
+    const created = await client.put("owner.new", "fresh", 0);
+    const again = await conflictOf(() => client.put("owner.new", "again", 0));
+    expect(again === "refused as a conflict", `a second create of owner.new: ${again}`);
     return `created at ${created}; a second create was refused as a conflict`;
   });
   await check(recorder, at("update (CAS)"), async () => {
-    const updated = await putValue(owner, bucket, "owner.k", "two", revision);
-    const stale = await putValue(owner, bucket, "owner.k", "three", revision).then(
-      () => true,
-      () => false,
-    );
-    expect(!stale, "an update with a stale revision succeeded");
+    const updated = await client.put("owner.k", "two", revision);
+    const stale = await conflictOf(() => client.put("owner.k", "three", revision));
+    expect(stale === "refused as a conflict", `an update with a stale revision: ${stale}`);
     return `${revision} -> ${updated}; a stale revision was refused`;
   });
   await check(recorder, at("delete"), async () => {
-    await removeKey(owner, bucket, "owner.k", "delete");
-    expect((await getEntry(owner, bucket, "owner.k")) === null, "owner.k still readable after delete");
-    return "owner.k reads as absent";
+    await client.delete("owner.k");
+    const entry = await client.read("owner.k");
+    expect(entry?.deleted === true, "owner.k still readable after delete");
+    const history = await keyHistory(owner, bucket, "owner.k");
+    expect(history.at(-1)?.operation === "delete", `history of owner.k ends in ${history.at(-1)?.operation}`);
+    return "owner.k reads as deleted; its history ends in a delete";
   });
-  await check(recorder, at("purge (key)"), async () => {
-    await removeKey(owner, bucket, "owner.new", "purge");
-    const history = await keyHistory(owner, bucket, "owner.new");
-    expect(history.length === 1 && history[0]?.operation === "PURGE", `history after purge: ${history.length} entries`);
-    return "owner.new's history is one purge marker";
-  });
-  await readChecks(recorder, "owner", clients.owner, clients, seeded, seeded.keys + 0);
+  await readChecks(recorder, "owner", clients.owner, clients, seeded, seeded.keys);
 }
 
 /**
@@ -85,7 +89,7 @@ async function readChecks(
   const at = (operation: string) => ({ role, operation, bucket, expected: "allowed" as const });
   if (role !== "owner") {
     await check(recorder, at("get"), async () => {
-      const entry = await getEntry(client, bucket, SEED_KEY);
+      const entry = await client.bucket(bucket).read(SEED_KEY);
       expect(entry?.revision === seeded.seedRevisions.at(-1), `get ${SEED_KEY} gave revision ${entry?.revision}`);
       return `${SEED_KEY} at revision ${entry?.revision}`;
     });
@@ -100,13 +104,13 @@ async function readChecks(
   });
   let watch: Awaited<ReturnType<typeof watchWithLiveUpdate>> | undefined;
   await check(recorder, at("watch with live updates"), async () => {
-    watch = await watchWithLiveUpdate(client, bucket, () => putValue(clients.owner, bucket, `live.${role}`, "now"));
+    watch = await watchWithLiveUpdate(client, bucket, () => clients.owner.bucket(bucket).put(`live.${role}`, "now"));
     return `${watch.initial} current values, then live revision ${watch.liveRevision}`;
   });
   await check(recorder, at("stop watch, delete its consumer"), async () => {
     expect(watch !== undefined, "no watch to stop");
-    await deleteConsumer(client, watch!.consumer.stream, watch!.consumer.name);
-    return `${watch!.consumer.name} deleted and gone`;
+    await stopWatch(client, bucket, watch!.reader);
+    return `${watch!.reader.name} deleted and gone`;
   });
   await check(recorder, at("history"), async () => {
     const history = await keyHistory(client, bucket, SEED_KEY);
@@ -129,23 +133,18 @@ async function refusedWrites(
   const { bucket } = seeded;
   const at = (operation: string) => ({ role, operation, bucket, expected: "refused" as const });
   const last = seeded.seedRevisions.at(-1)!;
-  await check(recorder, at("put"), async () => `revision ${await putValue(client, bucket, `${role}.k`, "x")}`);
+  const target = client.bucket(bucket);
+  await check(recorder, at("put"), async () => `revision ${await target.put(`${role}.k`, "x")}`);
   await check(
     recorder,
     at("create (only if absent)"),
-    async () => `revision ${await putValue(client, bucket, `${role}.new`, "x", 0)}`,
+    async () => `revision ${await target.put(`${role}.new`, "x", 0)}`,
   );
-  await check(
-    recorder,
-    at("update (CAS)"),
-    async () => `revision ${await putValue(client, bucket, SEED_KEY, "x", last)}`,
-  );
-  await check(recorder, at("delete"), async () => `revision ${await removeKey(client, bucket, SEED_KEY, "delete")}`);
-  await check(
-    recorder,
-    at("purge (key)"),
-    async () => `revision ${await removeKey(client, bucket, SEED_KEY, "purge")}`,
-  );
+  await check(recorder, at("update (CAS)"), async () => `revision ${await target.put(SEED_KEY, "x", last)}`);
+  await check(recorder, at("delete"), async () => {
+    await target.delete(SEED_KEY);
+    return "deleted";
+  });
 }
 
 /** Compares the stream's data, as the controller sees it, around `body`: a refused write changes nothing. */
@@ -183,7 +182,7 @@ export async function strangerChecks(recorder: Recorder, clients: MatrixClients,
   const at = (operation: string) => ({ role: "stranger", operation, bucket, expected: "refused" as const });
   await unchangedAround(recorder, "stranger", clients, bucket, async () => {
     await refusedWrites(recorder, "stranger", stranger, seeded);
-    await check(recorder, at("get"), async () => `got ${JSON.stringify(await getEntry(stranger, bucket, SEED_KEY))}`);
+    await check(recorder, at("get"), async () => `got ${JSON.stringify(await stranger.bucket(bucket).read(SEED_KEY))}`);
     await check(recorder, at("keys"), async () => `${(await listKeys(stranger, bucket)).length} keys`);
     await check(recorder, at("watch with live updates"), async () => {
       const watch = await watchWithLiveUpdate(stranger, bucket, () => Promise.resolve(-1));
@@ -195,13 +194,15 @@ export async function strangerChecks(recorder: Recorder, clients: MatrixClients,
       async () => `${(await keyHistory(stranger, bucket, SEED_KEY)).length} entries`,
     );
   });
-  const victim = await openReadConsumer(owner, bucket, { filter: ">", deliver: "last_per_subject" });
+  // The owner's watch, and the stranger deleting its consumer (a raw request: the runtime deletes only its own).
+  const victim = owner.reader(bucket, ">", { policy: "last_per_subject" });
+  await victim.open();
   try {
     await check(recorder, at("stop watch, delete its consumer (the owner's)"), async () => {
-      await deleteConsumer(stranger, victim.stream, victim.name);
+      await stranger.jsm.consumers.delete(streamName(bucket), victim.name);
       return `${victim.name} deleted`;
     });
   } finally {
-    await deleteConsumer(owner, victim.stream, victim.name);
+    await stopWatch(owner, bucket, victim);
   }
 }

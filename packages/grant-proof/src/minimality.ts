@@ -1,34 +1,42 @@
 import { check, expect, type Recorder } from "./check.js";
 import { FIXTURE, type MinimalityVariant } from "./fixture.js";
-import { connectClient, getEntry, putValue, type StateClient } from "./operations.js";
-import { deleteConsumer, keyHistory, listKeys, watchWithLiveUpdate } from "./reads.js";
+import { connectClient, describeError, type StateClient, subjectMatches, type Violation } from "./operations.js";
+import { keyHistory, listKeys, stopWatch, watchWithLiveUpdate } from "./reads.js";
 
 /** The bucket a subject is about: the big bucket's subjects name it; everything else runs on the small one. */
 function bucketOf(subject: string): string {
   return subject.includes(FIXTURE.big) ? FIXTURE.big : FIXTURE.small;
 }
 
+/** The removed subject was necessary: the server refused exactly it. */
+class RefusedTheRemovedSubject extends Error {
+  constructor(step: string, violation: Violation) {
+    super(`${step} failed: the server refused ${violation.operation} ${violation.subject}`);
+    this.name = "RefusedTheRemovedSubject";
+  }
+}
+
 /**
- * The role's operations in order, stopping at the first failure; each one alone uses only what the
- * runtime uses. With the full grant all succeed (the matrix shows it); with one subject removed, one fails.
+ * The role's operations in order, through runtime-state's code, stopping at the first failure. With the full
+ * grant all succeed (the matrix shows it). With one subject removed, a row passes only when an operation
+ * failed and the server reported a permission violation on a subject the removed one matches — a timeout
+ * or any other failure is not proof that the subject was needed.
  */
-async function firstFailure(
-  role: "owner" | "reader",
-  client: StateClient,
-  writer: StateClient,
-  bucket: string,
-): Promise<string> {
+async function firstFailure(variant: MinimalityVariant, client: StateClient, writer: StateClient): Promise<string> {
+  const bucket = bucketOf(variant.removed);
   const steps: [string, () => Promise<unknown>][] = [
-    ["get", () => getEntry(client, bucket, "seed.0").then((entry) => expect(entry !== null, "seed.0 missing"))],
-    ...(role === "owner"
-      ? [["put", () => putValue(client, bucket, "minimality.k", "v")] as [string, () => Promise<unknown>]]
+    ["get", async () => expect((await client.bucket(bucket).read("seed.0")) !== null, "seed.0 missing")],
+    ...(variant.role === "owner"
+      ? [["put", () => client.bucket(bucket).put("minimality.k", "v")] as [string, () => Promise<unknown>]]
       : []),
     ["keys", () => listKeys(client, bucket)],
     [
       "watch, then stop it and delete its consumer",
       async () => {
-        const watch = await watchWithLiveUpdate(client, bucket, () => putValue(writer, bucket, "live.minimality", "v"));
-        await deleteConsumer(client, watch.consumer.stream, watch.consumer.name);
+        const watch = await watchWithLiveUpdate(client, bucket, () =>
+          writer.bucket(bucket).put("live.minimality", "v"),
+        );
+        await stopWatch(client, bucket, watch.reader);
       },
     ],
     ["history", () => keyHistory(client, bucket, "seed.0")],
@@ -37,7 +45,20 @@ async function firstFailure(
     try {
       await step();
     } catch (error) {
-      throw new Error(`${name} failed`, { cause: error });
+      // The server's -ERR for a refused pull or subscription reaches the connection's status, not the call.
+      await client.nc.flush().catch(() => undefined);
+      await new Promise((resolve) => setImmediate(resolve));
+      const operation = variant.kind === "publish" ? "publish" : "subscription";
+      // The variant's own inbox stands for the role's (same grant subject, the variant's machine name).
+      const removed = variant.kind === "publish" ? variant.removed : `${variant.user.grant.inboxPrefix}.>`;
+      const violation = client.violations.find(
+        (seen) => seen.operation === operation && subjectMatches(removed, seen.subject),
+      );
+      if (violation) throw new RefusedTheRemovedSubject(name, violation);
+      const seen = client.violations.map((v) => `${v.operation} ${v.subject}`).join(", ") || "none";
+      throw new Error(
+        `${name} failed without a refusal of ${variant.removed} (violations: ${seen}): ${describeError(error)}`,
+      );
     }
   }
   return `all of ${steps.map(([name]) => name).join(", ")} succeeded`;
@@ -59,12 +80,12 @@ export async function minimalityChecks(
         recorder,
         {
           role: `${variant.role} minus ${variant.kind} ${variant.removed}`,
-          operation: "some operation fails",
+          operation: "an operation is refused on that subject",
           bucket: bucketOf(variant.removed),
           expected: "refused",
-          isRefusal: () => true,
+          isRefusal: (error) => error instanceof RefusedTheRemovedSubject,
         },
-        () => firstFailure(variant.role, client, writer, bucketOf(variant.removed)),
+        () => firstFailure(variant, client, writer),
       );
     } finally {
       await client.nc.close();

@@ -1,22 +1,39 @@
-import { streamName } from "@mesh/manifest-schema";
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { headers, type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
+import { BucketClient, ConsumerReader, DEFAULT_LIMITS, type ReaderStart, systemClock } from "@mesh/runtime-state";
+import { JetStreamApiError, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 
 /**
- * The operations of the proof, made with the primitives runtime-state uses — nothing from `@nats-io/kv`:
- * direct gets by subject, publishes to `$KV.<bucket>.<key>`, and ephemeral pull consumers created with a
- * name and one filter, read with raw MSG.NEXT pull requests, and deleted when done. No `$JS.API.INFO`.
+ * One user's connection into the state account, and the runtime's own code on it: runtime-state's
+ * `BucketClient` (get, put, delete) and `ConsumerReader` (ephemeral pull consumers) — the proof makes no
+ * NATS call of its own for an operation the runtime makes. What the server refused on this connection, it
+ * also collects (`violations`): a refused pull or subscription surfaces only there.
  */
-
-/** One user's connection into the state account. */
 export interface StateClient {
   readonly user: string;
   readonly nc: NatsConnection;
-  readonly js: JetStreamClient;
+  /** For the controller's own reads of a stream's state, and for an attacker's raw requests. */
   readonly jsm: JetStreamManager;
   readonly inboxPrefix: string;
   readonly timeoutMs: number;
+  /** Every permission violation the server reported on this connection so far. */
+  readonly violations: readonly Violation[];
+  /** runtime-state's client of one bucket. */
+  bucket(bucket: string): BucketClient;
+  /** runtime-state's reader of one bucket; `filter` without the `$KV.<bucket>.` prefix. */
+  reader(bucket: string, filter: string, start: ReaderStart, options?: ReaderTuning): ConsumerReader;
+}
+
+export interface ReaderTuning {
+  headersOnly?: boolean;
+  /** Overrides the runtime's inactivity threshold (the lingering fact asks for a short one). */
+  consumerInactiveMs?: number;
+}
+
+/** A permission violation as the server reported it: what was refused, and on which subject. */
+export interface Violation {
+  operation: string;
+  subject: string;
 }
 
 export interface ClientLogin {
@@ -34,80 +51,41 @@ export async function connectClient(url: string, login: ClientLogin, timeoutMs: 
     name: login.user,
     timeout: timeoutMs,
   });
+  const violations: Violation[] = [];
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "error" && status.error instanceof PermissionViolationError) {
+        violations.push({ operation: status.error.operation, subject: status.error.subject });
+      }
+    }
+  })().catch(() => undefined);
+  // As runtime-state's service makes them: no $JS.API.INFO (checkAPI false), the same timeouts.
   const options = { checkAPI: false, timeout: timeoutMs };
   const jsm = await jetstreamManager(nc, options);
-  return { user: login.user, nc, js: jetstream(nc, options), jsm, inboxPrefix: login.inboxPrefix, timeoutMs };
-}
-
-/** An entry as the proof reads it back. */
-export interface Entry {
-  key: string;
-  revision: number;
-  operation: "PUT" | "DEL" | "PURGE";
-  size: number;
-}
-
-export const keySubject = (bucket: string, key: string) => `$KV.${bucket}.${key}`;
-
-export function entryOf(
-  bucket: string,
-  subject: string,
-  revision: number,
-  operation: string | undefined,
-  size: number,
-): Entry {
-  const op = operation === "DEL" || operation === "PURGE" ? operation : "PUT";
-  return { key: subject.slice(`$KV.${bucket}.`.length), revision, operation: op, size };
-}
-
-/** A direct get of the key's last entry; `null` when absent or deleted. */
-export async function getEntry(client: StateClient, bucket: string, key: string): Promise<Entry | null> {
-  const message = await client.jsm.direct.getMessage(streamName(bucket), { last_by_subj: keySubject(bucket, key) });
-  if (!message) return null;
-  const entry = entryOf(
-    bucket,
-    message.subject,
-    message.seq,
-    message.header.get("KV-Operation") || undefined,
-    message.data.length,
-  );
-  return entry.operation === "PUT" ? entry : null;
-}
-
-/** put (no revision), create (`previousRevision: 0`), update (`previousRevision: n`); resolves with the revision. */
-export async function putValue(
-  client: StateClient,
-  bucket: string,
-  key: string,
-  value: Uint8Array | string,
-  previousRevision?: number,
-): Promise<number> {
-  const data = typeof value === "string" ? new TextEncoder().encode(value) : value;
-  const ack = await client.js.publish(keySubject(bucket, key), data, {
-    timeout: client.timeoutMs,
-    ...(previousRevision === undefined ? {} : { expect: { lastSubjectSequence: previousRevision } }),
-  });
-  return ack.seq;
-}
-
-/** delete (a DEL marker) or purge (a PURGE marker that rolls up the key's history). */
-export async function removeKey(
-  client: StateClient,
-  bucket: string,
-  key: string,
-  how: "delete" | "purge",
-): Promise<number> {
-  const marker = headers();
-  if (how === "delete") marker.set("KV-Operation", "DEL");
-  else {
-    marker.set("KV-Operation", "PURGE");
-    marker.set("Nats-Rollup", "sub");
-  }
-  const ack = await client.js.publish(keySubject(bucket, key), undefined, {
-    headers: marker,
-    timeout: client.timeoutMs,
-  });
-  return ack.seq;
+  const js = jetstream(nc, options);
+  const limits = { ...DEFAULT_LIMITS, requestTimeoutMs: timeoutMs };
+  return {
+    user: login.user,
+    nc,
+    jsm,
+    inboxPrefix: login.inboxPrefix,
+    timeoutMs,
+    violations,
+    bucket: (bucket) => new BucketClient(bucket, js, jsm),
+    reader: (bucket, filter, start, tuning = {}) =>
+      new ConsumerReader({
+        connection: nc,
+        jsm,
+        inboxPrefix: login.inboxPrefix,
+        stream: `KV_${bucket}`,
+        bucket,
+        filter,
+        start,
+        headersOnly: tuning.headersOnly ?? false,
+        limits: { ...limits, consumerInactiveMs: tuning.consumerInactiveMs ?? limits.consumerInactiveMs },
+        clock: systemClock,
+      }),
+  };
 }
 
 /** What went wrong, in one line: a permission violation names the subject the server refused. */
@@ -128,4 +106,39 @@ export function isPermissionViolation(error: unknown): boolean {
     if (cause instanceof PermissionViolationError) return true;
   }
   return false;
+}
+
+/** The JetStream API error code of a failure (looking through causes), if it is one. */
+export function apiErrorCode(error: unknown): number | undefined {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof JetStreamApiError) return cause.code;
+  }
+  return undefined;
+}
+
+/**
+ * A raw JetStream API request, for what an attacker sends (the runtime never does): resolves with the
+ * answer, throws the client's `JetStreamApiError` for an error answer, or the request's own failure.
+ */
+export async function apiRequest<T = Record<string, unknown>>(
+  client: StateClient,
+  subject: string,
+  body: unknown,
+): Promise<T> {
+  const reply = await client.nc.request(subject, JSON.stringify(body), { timeout: client.timeoutMs });
+  const answer = reply.json<T & { error?: ConstructorParameters<typeof JetStreamApiError>[0] }>();
+  if (answer.error) throw new JetStreamApiError(answer.error);
+  return answer;
+}
+
+/** Whether NATS subject `subject` is matched by the permission pattern `pattern` (`*` a token, `>` the rest). */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const want = pattern.split(".");
+  const got = subject.split(".");
+  for (let index = 0; index < want.length; index++) {
+    if (want[index] === ">") return got.length > index;
+    if (index >= got.length) return false;
+    if (want[index] !== "*" && want[index] !== got[index]) return false;
+  }
+  return want.length === got.length;
 }

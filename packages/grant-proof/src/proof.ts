@@ -1,16 +1,19 @@
-import { declaredBuckets, MESH_CAPS } from "@mesh/manifest-schema";
+import { desiredStreamConfig, raise } from "@mesh/controller-kv";
+import { type Catalogue, declaredBuckets, MESH_CAPS, streamName } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { connect } from "@nats-io/transport-node";
 import { pino } from "pino";
-import { capConfigChecks, consumerCapChecks, streamAdminChecks } from "./bounds.js";
-import { createBucket, snapshotStream } from "./buckets.js";
-import { check, expect, type Recorder } from "./check.js";
+import { capConfigChecks, consumerCapChecks, maxConsumersUpdateFact, streamAdminChecks } from "./bounds.js";
+import { snapshotStream } from "./buckets.js";
+import { check, expect, fact, type Recorder } from "./check.js";
+import { flowControlFact, lingeringConsumerFact } from "./consumer-facts.js";
 import { GrantProofError } from "./errors.js";
 import { eavesdropChecks, escapeChecks } from "./escape.js";
 import { FIXTURE, type ProofUser, proofAccountsConfig, proofCatalogue, proofUsers } from "./fixture.js";
+import { lastingConsumerChecks } from "./lasting.js";
 import { type MatrixClients, ownerChecks, readerChecks, type SeededBucket, strangerChecks } from "./matrix.js";
 import { minimalityChecks } from "./minimality.js";
-import { connectClient, putValue, type StateClient } from "./operations.js";
+import { connectClient, type StateClient } from "./operations.js";
 import type { GrantProofResult, RunGrantProofOptions } from "./types.js";
 
 const EIGHT_MIB = 8 * 1024 * 1024;
@@ -47,7 +50,7 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
     opened.push(client);
     return client;
   };
-  const recorder: Recorder = { rows: [], logger };
+  const recorder: Recorder = { rows: [], facts: [], logger };
   try {
     const clients: MatrixClients = {
       controller: await open(users.controller),
@@ -64,19 +67,9 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
     });
     const serverVersion = clients.controller.nc.info?.version ?? "unknown";
     logger.info({ serverVersion, url: server.url }, "grant proof server started");
+    fact(recorder, "server.version", serverVersion, "the nats-server version, from its INFO");
     try {
-      const caps: Record<string, number> = {};
-      for (const bucket of declaredBuckets(catalogue)) {
-        caps[bucket.bucket] = bucket.bucket === FIXTURE.small ? smallCap : MESH_CAPS.maxConsumersPerBucket;
-        await check(
-          recorder,
-          { role: "controller", operation: "create bucket", bucket: bucket.bucket, expected: "allowed" },
-          async () => {
-            await createBucket(clients.controller, bucket, caps[bucket.bucket]!);
-            return `history ${bucket.history}, max_bytes ${bucket.maxBytes}, max_consumers ${caps[bucket.bucket]}`;
-          },
-        );
-      }
+      await createBuckets(recorder, clients.controller, catalogue, smallCap, serverVersion);
       for (const [index, user] of users.catalogue.entries()) {
         await check(
           recorder,
@@ -107,6 +100,9 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
       await eavesdropChecks(recorder, escapeClients, FIXTURE.small);
       await escapeChecks(recorder, escapeClients, FIXTURE.small);
       await consumerCapChecks(recorder, clients.reader, clients.controller, FIXTURE.small, smallCap);
+      await lastingConsumerChecks(recorder, clients.reader, clients.controller, FIXTURE.small);
+      await flowControlFact(recorder, clients.owner, clients.controller, FIXTURE.big);
+      await lingeringConsumerFact(recorder, clients.owner, clients.controller, FIXTURE.big);
       for (const [role, client] of [
         ["owner", clients.owner],
         ["reader", clients.reader],
@@ -119,13 +115,15 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
         recorder,
         { role: "idle machine", operation: "put", bucket: FIXTURE.small, expected: "refused" },
         async () => {
-          return `revision ${await putValue(idle, FIXTURE.small, "idle.k", "x")}`;
+          return `revision ${await idle.bucket(FIXTURE.small).put("idle.k", "x")}`;
         },
       );
       await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
+      await maxConsumersUpdateFact(recorder, clients.controller, FIXTURE.other);
       const rows = recorder.rows;
       return {
         rows,
+        facts: recorder.facts,
         pass: rows.every((row) => row.pass),
         serverVersion,
         durationMs: Math.round(performance.now() - started),
@@ -145,30 +143,76 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
   }
 }
 
+/**
+ * The buckets, as the controller makes them: the small one first, from controller-kv's `desiredStreamConfig`
+ * with the proof's small `max_consumers` (so the cap can be reached); then controller-kv's own `raise` over
+ * the whole catalogue, which creates every other bucket and must report the small one's cap as its only
+ * conflict.
+ */
+async function createBuckets(
+  recorder: Recorder,
+  controller: StateClient,
+  catalogue: Catalogue,
+  smallCap: number,
+  serverVersion: string,
+): Promise<void> {
+  const declared = declaredBuckets(catalogue);
+  const small = declared.find((bucket) => bucket.bucket === FIXTURE.small)!;
+  await check(
+    recorder,
+    { role: "controller", operation: "create bucket", bucket: FIXTURE.small, expected: "allowed" },
+    async () => {
+      await controller.jsm.streams.add({
+        ...desiredStreamConfig(small, 1, serverVersion),
+        max_consumers: smallCap,
+      } as never);
+      return `desiredStreamConfig for nats-server ${serverVersion}, max_consumers ${smallCap}`;
+    },
+  );
+  let created: string[] = [];
+  await check(recorder, { role: "controller", operation: "raise", bucket: "-", expected: "allowed" }, async () => {
+    const report = await raise({ connection: controller.nc, catalogue, replicas: 1, timeoutMs: controller.timeoutMs });
+    created = report.created.map((bucket) => bucket.bucket);
+    const conflicts = report.conflicts.map((conflict) => `${conflict.bucket} ${conflict.change.field}`);
+    expect(
+      conflicts.length === 1 && conflicts[0] === `${FIXTURE.small} maxConsumers`,
+      `conflicts: ${conflicts.join(", ") || "none"}`,
+    );
+    expect(created.length === declared.length - 1, `created ${created.length} of ${declared.length - 1} buckets`);
+    return `created ${created.length} buckets; ${FIXTURE.small} kept max_consumers ${smallCap} (the only conflict)`;
+  });
+  for (const bucket of created) {
+    await check(recorder, { role: "controller", operation: "create bucket", bucket, expected: "allowed" }, async () => {
+      const { config } = await controller.jsm.streams.info(streamName(bucket));
+      const limits = (config as { consumer_limits?: { inactive_threshold?: number } }).consumer_limits;
+      return `by the raise: history ${config.max_msgs_per_subject}, max_bytes ${config.max_bytes}, max_consumers ${config.max_consumers}, consumer idle limit ${(limits?.inactive_threshold ?? 0) / 1e9} s`;
+    });
+  }
+}
+
 /** The small bucket: `seed.0` written three times (history 5 keeps all), and nine other keys. */
 async function seedSmall(owner: StateClient): Promise<SeededBucket> {
+  const bucket = owner.bucket(FIXTURE.small);
   const revisions: number[] = [];
-  for (const value of ["a", "b", "c"]) revisions.push(await putValue(owner, FIXTURE.small, "seed.0", value));
-  for (let index = 1; index < 10; index += 1) await putValue(owner, FIXTURE.small, `seed.${index}`, `value ${index}`);
+  for (const value of ["a", "b", "c"]) revisions.push(await bucket.put("seed.0", value));
+  for (let index = 1; index < 10; index += 1) await bucket.put(`seed.${index}`, `value ${index}`);
   return { bucket: FIXTURE.small, keys: 10, seedRevisions: revisions };
 }
 
 /** The big bucket: 4 KiB values until it holds at least `bytes`, written 64 at a time. */
 async function seedBig(clients: MatrixClients, bytes: number): Promise<SeededBucket> {
-  const value = new Uint8Array(BIG_VALUE_BYTES).fill(0x61);
+  const bucket = clients.owner.bucket(FIXTURE.big);
+  const value = "a".repeat(BIG_VALUE_BYTES);
   const count = Math.ceil(bytes / BIG_VALUE_BYTES);
-  let last = 0;
   for (let start = 0; start < count; start += 64) {
     const batch = [];
     for (let index = start; index < Math.min(count, start + 64); index += 1) {
-      batch.push(putValue(clients.owner, FIXTURE.big, `seed.${index}`, value));
+      batch.push(bucket.put(`seed.${index}`, value));
     }
-    last = Math.max(last, ...(await Promise.all(batch)));
+    await Promise.all(batch);
   }
-  const seedZero = (await clients.owner.jsm.direct.getMessage(`KV_${FIXTURE.big}`, {
-    last_by_subj: `$KV.${FIXTURE.big}.seed.0`,
-  }))!.seq;
-  const state = await snapshotStream(clients.controller, `KV_${FIXTURE.big}`);
+  const seedZero = (await bucket.read("seed.0"))!.revision;
+  const state = await snapshotStream(clients.controller, streamName(FIXTURE.big));
   expect(state.bytes >= bytes, `the big bucket holds ${state.bytes} bytes, less than ${bytes}`);
   return { bucket: FIXTURE.big, keys: count, seedRevisions: [seedZero] };
 }

@@ -36,8 +36,37 @@ export interface RunGrantProofOptions {
   logger?: Logger;
 }
 
+/**
+ * A fact of the design's grants section, as this server showed it: a stable `name`, a short `value` for a
+ * table of versions, and a `detail` saying what was measured. The names:
+ * - `escape.deliver-subject`: `relayed` when a consumer delivers a bucket's data to a subject of the state
+ *   account its creator may not publish to (nats-server #8274), else `refused`;
+ * - `escape.cross-account`: `contained` when nothing delivered reaches another account, else `leaked`;
+ * - `escape.into-other-bucket`: `not stored` when a delivery into another bucket's `$KV` subjects leaves
+ *   that bucket unchanged, else `stored`;
+ * - `flow-control`: `push stalls without $JS.FC` or `push completes without $JS.FC`, for a push consumer
+ *   whose flow-control replies the grant refuses (the runtime's pull consumers need none);
+ * - `inbox-eavesdrop`: `refused` when another machine's inbox, `_INBOX.>` and `>` are all refused and
+ *   nothing was heard, else `heard`;
+ * - `max-consumers-update`: `refused` or `updated`: whether an existing stream's `max_consumers` can change;
+ * - `lingering-consumer`: `gone in <ms> ms` (asked for 2 s of inactivity) or `stayed`, for an abandoned
+ *   consumer of the runtime;
+ * - `consumer-limits`: `refuses above` (a consumer asking more idleness than the stream allows is refused),
+ *   `clamps`, or `absent` (the server ignores the stream's `consumer_limits`);
+ * - `lasting.<form>` for each form of lasting consumer (`legacy-durable`, `named-durable`,
+ *   `filtered-durable`, `durable-on-exact-create`, `ephemeral-day`, `named-day`): `refused (<why>)`,
+ *   `bounded (<n> s)` or `lasts`.
+ */
+export interface ProofFact {
+  name: string;
+  value: string;
+  detail: string;
+}
+
 export interface GrantProofResult {
   rows: ProofRow[];
+  /** The design's facts as this server version showed them, one per name (see `ProofFact`). */
+  facts: ProofFact[];
   /** True when every row passes. */
   pass: boolean;
   /** The nats-server version the proof ran against (from the server's INFO). */
