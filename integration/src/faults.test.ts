@@ -317,8 +317,10 @@ describe("faults a mesh survives (issue 7)", () => {
     const machine = await mesh.machineConnection(mesh.server!.url);
     // The admin hears every JetStream API request of the account: proof that the bundles did make consumers.
     const requests = { create: 0, delete: 0 };
-    const api = mesh.admin.subscribe(`$JS.API.CONSUMER.*.${STREAM}.>`, {
+    // Creates go to the exact `$JS.API.CONSUMER.CREATE.<stream>` (decision 0006), deletes below it.
+    const api = mesh.admin.subscribe("$JS.API.CONSUMER.>", {
       callback: (_error, message) => {
+        if (!message.subject.split(".").includes(STREAM)) return;
         if (message.subject.startsWith("$JS.API.CONSUMER.CREATE.")) requests.create++;
         if (message.subject.startsWith("$JS.API.CONSUMER.DELETE.")) requests.delete++;
       },

@@ -15,7 +15,7 @@ const BUCKETS_PER_MODULE = 3;
 function plainComposition(catalogue: Catalogue): string[] {
   const subjects = new Set<string>();
   const read = (bucket: string) => {
-    subjects.add(`$JS.API.CONSUMER.CREATE.KV_${bucket}.>`);
+    subjects.add(`$JS.API.CONSUMER.CREATE.KV_${bucket}`);
     subjects.add(`$JS.API.CONSUMER.DELETE.KV_${bucket}.>`);
     subjects.add(`$JS.API.CONSUMER.MSG.NEXT.KV_${bucket}.>`);
     subjects.add(`$JS.API.DIRECT.GET.KV_${bucket}.>`);
