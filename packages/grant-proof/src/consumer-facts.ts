@@ -98,3 +98,43 @@ export async function lingeringConsumerFact(
   );
   await reader.close();
 }
+
+const EXPIRY_DEADLINE_MS = 10_000;
+const MARKER_WAIT_MS = 1_000;
+
+/**
+ * A key expiring by its bucket's ttl, watched through the runtime's reader by the bucket's owner: whether
+ * the expiry reaches the watch as a delete (a server delete marker, nats-server 2.11+ with the markers
+ * controller-kv sets) or stays silent. Waits for the value to leave the stream, then up to 1 s more.
+ */
+export async function ttlExpiryFact(recorder: Recorder, owner: StateClient, controller: StateClient, bucket: string) {
+  const stream = streamName(bucket);
+  const revision = await owner.bucket(bucket).put("expiring", "soon");
+  const reader = owner.reader(bucket, "expiring", { policy: "last_per_subject" });
+  try {
+    await reader.open();
+    const initial = await reader.take();
+    const started = Date.now();
+    while ((await snapshotStream(controller, stream)).firstSeq <= revision) {
+      if (Date.now() - started > EXPIRY_DEADLINE_MS) {
+        fact(recorder, "ttl-expiry", "not measured", `the value did not expire within ${EXPIRY_DEADLINE_MS} ms`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const expiredAfter = Date.now() - started;
+    const next = await Promise.race([
+      reader.take(),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), MARKER_WAIT_MS)),
+    ]);
+    const deleted = next?.some((message) => message.key === "expiring" && message.operation === "delete") ?? false;
+    fact(
+      recorder,
+      "ttl-expiry",
+      deleted ? "delete reaches watchers" : "silent",
+      `a watch of a key in a bucket with a ttl of 1 s got ${initial.length} put, then ${deleted ? "a delete (the server's delete marker)" : `nothing within ${MARKER_WAIT_MS} ms`} once the value had left the stream (${expiredAfter} ms after the watch began)`,
+    );
+  } finally {
+    await reader.close();
+  }
+}

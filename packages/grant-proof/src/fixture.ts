@@ -34,7 +34,8 @@ export const FIXTURE = {
 const FIXTURE_MANIFESTS = [
   { name: FIXTURE.ownerModule, state: { small: { history: 5 }, big: { history: 1 } } },
   { name: FIXTURE.readerModule, reads: [`${FIXTURE.ownerModule}.small`, `${FIXTURE.ownerModule}.big`] },
-  { name: FIXTURE.strangerModule, state: { own: {} } },
+  // A ttl of one second: the stranger's machine watches a key expire (the `ttl-expiry` fact).
+  { name: FIXTURE.strangerModule, state: { own: { ttl: "1s" } } },
 ];
 
 /** The fixture modules added to `catalogue`; a catalogue that already has one of their names is refused. */

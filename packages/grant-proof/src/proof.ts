@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { capConfigChecks, consumerCapChecks, maxConsumersUpdateFact, streamAdminChecks } from "./bounds.js";
 import { snapshotStream } from "./buckets.js";
 import { check, expect, fact, type Recorder } from "./check.js";
-import { flowControlFact, lingeringConsumerFact } from "./consumer-facts.js";
+import { flowControlFact, lingeringConsumerFact, ttlExpiryFact } from "./consumer-facts.js";
 import { GrantProofError } from "./errors.js";
 import { eavesdropChecks, escapeChecks } from "./escape.js";
 import { FIXTURE, type ProofUser, proofAccountsConfig, proofCatalogue, proofUsers } from "./fixture.js";
@@ -120,6 +120,7 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
       );
       await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
       await maxConsumersUpdateFact(recorder, clients.controller, FIXTURE.other);
+      await ttlExpiryFact(recorder, clients.stranger, clients.controller, FIXTURE.other);
       const rows = recorder.rows;
       return {
         rows,

@@ -53,6 +53,8 @@ export interface RunGrantProofOptions {
  *   consumer of the runtime;
  * - `consumer-limits`: `refuses above` (a consumer asking more idleness than the stream allows is refused),
  *   `clamps`, or `absent` (the server ignores the stream's `consumer_limits`);
+ * - `ttl-expiry`: `delete reaches watchers` (a server delete marker, nats-server 2.11+) or `silent`, for a key
+ *   expiring by its bucket's ttl, watched through the runtime's reader;
  * - `lasting.<form>` for each form of lasting consumer (`legacy-durable`, `named-durable`,
  *   `filtered-durable`, `durable-on-exact-create`, `ephemeral-day`, `named-day`): `refused (<why>)`,
  *   `bounded (<n> s)` or `lasts`.
