@@ -30,7 +30,7 @@ export function decodeValue(data: Uint8Array): unknown {
   }
 }
 
-export function isDeleteOperation(operation: string | undefined): boolean {
+function isDeleteOperation(operation: string | undefined): boolean {
   return operation === "DEL" || operation === "PURGE";
 }
 
