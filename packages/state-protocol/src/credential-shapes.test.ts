@@ -91,14 +91,21 @@ describe("the shapes' edges", () => {
     const seed = corpus.find(({ kind }) => kind === "nats-seed")!.text;
     expect(credentialShapeOf(`A${seed}`)).toBeUndefined();
     expect(credentialShapeOf(`seed: ${seed}\n`)).toBe("nats-seed");
+    // A seed-like run whose checksum fails is skipped whole; a real seed after it is still found.
+    expect(credentialShapeOf(`${"SA".repeat(100)} ${seed}`)).toBe("nats-seed");
+    expect(credentialShapeOf(`${"SA".repeat(100)}${seed}`)).toBeUndefined();
   });
 
   it("reads a public nkey as public and a seed as secret, both from one key pair", () => {
     expect(corpus.filter(({ kind }) => kind === "nats-seed").length).toBeGreaterThanOrEqual(18);
   });
 
-  it("takes the first kind in order when a string carries two", () => {
+  it("names a string that carries two by the one that starts first", () => {
     const creds = corpus.find(({ kind }) => kind === "nats-creds")!.text;
     expect(credentialShapeOf(creds)).toBe("nats-creds");
+    const jwt = corpus.find(({ kind }) => kind === "jwt")!.text;
+    const url = corpus.find(({ kind }) => kind === "url-password")!.text;
+    expect(credentialShapeOf(`${url} ${jwt}`)).toBe("url-password");
+    expect(credentialShapeOf(`${jwt} ${url}`)).toBe("jwt");
   });
 });
