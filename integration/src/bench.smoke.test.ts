@@ -57,6 +57,7 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
   // Every line the issue asks for is there.
   for (const expected of [
     /^grant: compose one machine/m,
+    /^secret scan, \d+ KiB ordinary value/m,
     /^put .*sequential \(ops\/s\)/m,
     /^put .*sequential p50 latency/m,
     /^put .*sequential p99 latency/m,

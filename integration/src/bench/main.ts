@@ -4,7 +4,7 @@
  * @mesh/runtime-state in a runtime host process, and with the raw @nats-io/kv client doing the same work —
  * and printed with its ratio (mesh / raw). `--smoke` runs every line with tiny sizes (the test suite does).
  *
- *   node dist/bench.js [--smoke] [--only getput,watch,memory,fanout,raise,grants] [--runs N] [--json file]
+ *   node dist/bench.js [--smoke] [--only getput,watch,memory,fanout,raise,grants,secrets] [--runs N] [--json file]
  */
 import { writeFileSync } from "node:fs";
 import os from "node:os";
@@ -15,6 +15,7 @@ import { Kvm } from "@nats-io/kv";
 import { benchComposition } from "./compose.js";
 import { Host } from "./hosts.js";
 import { benchRaise } from "./raise.js";
+import { benchSecretScan, ORDINARY_OBJECTS } from "./secrets.js";
 import { formatRow, header, type Row } from "./table.js";
 import {
   benchValue,
@@ -29,7 +30,9 @@ import {
 } from "./workload.js";
 import { BUCKETS, createWorld, fill, natsBucket, type World } from "./world.js";
 
-const SECTIONS = ["grants", "getput", "watch", "memory", "fanout", "raise"] as const;
+const SECTIONS = ["grants", "secrets", "getput", "watch", "memory", "fanout", "raise"] as const;
+/** Sections measured in this process, with no server. */
+const IN_PROCESS: readonly Section[] = ["grants", "secrets"];
 type Section = (typeof SECTIONS)[number];
 
 const FULL = {
@@ -49,6 +52,7 @@ const FULL = {
   raiseBuckets: 1_000,
   grantModules: 1_000,
   grantIterations: 20,
+  secretScanIterations: 200,
 };
 type Sizes = typeof FULL;
 const SMOKE: Sizes = {
@@ -68,6 +72,7 @@ const SMOKE: Sizes = {
   raiseBuckets: 20,
   grantModules: 20,
   grantIterations: 3,
+  secretScanIterations: 3,
 };
 
 const MiB = 1024 * 1024;
@@ -132,7 +137,8 @@ async function main(): Promise<void> {
   };
 
   if (only.has("grants")) grants(sizes);
-  const needsServer = [...only].some((section) => section !== "grants");
+  if (only.has("secrets")) secrets(sizes);
+  const needsServer = [...only].some((section) => !IN_PROCESS.includes(section));
   if (!needsServer) return finish(values.json, machine);
   const world = await createWorld({ machines: Math.max(2, sizes.runtimes), fullBytes: sizes.fullBytes });
   try {
@@ -177,6 +183,17 @@ function grants(sizes: Sizes): void {
     raw: figures.plainMs,
   });
   note(`${count(figures.subjects)} publish subjects; the baseline builds the same list with no validation or lookup`);
+}
+
+function secrets(sizes: Sizes): void {
+  const figures = benchSecretScan(sizes.runs, sizes.secretScanIterations);
+  emit({
+    metric: `secret scan, ${Math.round(figures.bytes / 1024)} KiB ordinary value (${count(ORDINARY_OBJECTS)} objects), vs JSON.stringify`,
+    unit: "µs",
+    mesh: figures.scanMicros,
+    raw: figures.stringifyMicros,
+  });
+  note("findCredential: field names and string shapes in one walk; the baseline encodes the same value once");
 }
 
 async function getPut(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {

@@ -15,6 +15,8 @@ import {
 /** What a refusal carries in `data` besides its reason (state-protocol's `StateErrorData`). */
 export interface RefusalData {
   path?: string;
+  /** With `secret-field`: what was recognised (`field-name`, `pem-private-key`, …), never the value. */
+  kind?: string;
   revision?: number;
   /** With `too-large` for a reply: its size (at least) and the bound it broke. */
   bytes?: number;

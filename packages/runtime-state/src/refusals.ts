@@ -3,7 +3,7 @@ import {
   checkFilter,
   checkKey,
   encodedValueSize,
-  findSecretField,
+  findCredential,
   MAX_VALUE_BYTES,
   type StateErrorReason,
 } from "@mesh/state-protocol";
@@ -52,7 +52,7 @@ export class Refusals {
     if (problem !== undefined) throw this.refuse("bad-key", bucket, problem);
   }
 
-  /** A value to write: within the bucket's max value size, and with no field named like a credential. */
+  /** A value to write: within the bucket's max value size, with no field named like a credential and no string shaped like one. */
   checkValue(bucket: string, issued: IssuedBucket, key: string, value: unknown): void {
     const size = encodedValueSize(value);
     const max = issued.maxValueSize ?? MAX_VALUE_BYTES;
@@ -63,13 +63,18 @@ export class Refusals {
         `the value for ${key} is ${size} bytes encoded; bucket ${bucket} takes at most ${max}: store less, or split it over keys`,
       );
     }
-    const secret = findSecretField(value);
+    const secret = findCredential(value);
     if (secret !== undefined) {
+      // Names the place and the kind, never the value or any part of it.
+      const what =
+        secret.kind === "field-name"
+          ? `a field named like a credential (${secret.path})`
+          : `a string shaped like a credential (${secret.kind}, at ${secret.path === "" ? "the value itself" : secret.path})`;
       throw this.refuse(
         "secret-field",
         bucket,
-        `the value for ${key} has a field named like a credential (${secret}): credentials are never stored on the bus; keep a reference to where the secret lives instead`,
-        { path: secret },
+        `the value for ${key} has ${what}: credentials are never stored on the bus; keep a reference to where the secret lives instead`,
+        { path: secret.path, kind: secret.kind },
       );
     }
   }

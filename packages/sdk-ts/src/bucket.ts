@@ -1,4 +1,4 @@
-import { STATE_ERROR_CODES, type StateParams } from "@mesh/state-protocol";
+import { findCredential, STATE_ERROR_CODES, type StateParams } from "@mesh/state-protocol";
 import type { VerbCaller } from "./client.js";
 import { StateError } from "./errors.js";
 import { startMirror } from "./mirror.js";
@@ -72,6 +72,7 @@ export class StateBucket<V> extends ReadOnlyStateBucket<V> implements StateHandl
   async put(key: string, value: V, options: { revision?: number } = {}): Promise<number> {
     // The schema checked the value; whether it is JSON at all the runtime decides (`bad-request`).
     const encoded = this.codec.encode(key, value) as StateParams<"mesh/state.put">["value"];
+    refuseCredential(this.name, key, encoded);
     const params =
       options.revision === undefined
         ? { bucket: this.name, key, value: encoded }
@@ -126,6 +127,21 @@ export class StateBucket<V> extends ReadOnlyStateBucket<V> implements StateHandl
         : { bucket: this.name, key, revision: options.revision };
     await this.verbs.call("mesh/state.delete", params, { bucket: this.name, key });
   }
+}
+
+/** The runtime's secret rule, run before the value leaves the process; the error never repeats the value. */
+function refuseCredential(bucket: string, key: string, value: unknown): void {
+  const found = findCredential(value);
+  if (found === undefined) return;
+  const what =
+    found.kind === "field-name"
+      ? `a field named like a credential (${found.path})`
+      : `a string shaped like a credential (${found.kind}, at ${found.path === "" ? "the value itself" : found.path})`;
+  throw new StateError(
+    "secret-field",
+    `the value for ${key} in bucket ${bucket} has ${what}: credentials are never stored on the bus; keep a reference to where the secret lives instead (nothing was sent)`,
+    { code: STATE_ERROR_CODES["secret-field"], bucket, key, path: found.path, kind: found.kind },
+  );
 }
 
 function pause(ms: number): Promise<void> {

@@ -1,3 +1,5 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import type { JsonValue } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClientError, StateError } from "./errors.js";
@@ -53,6 +55,29 @@ describe("the verbs over the wire", () => {
       .put("k", 1)
       .catch((error: unknown) => error);
     expect(StateError.is(readOnly, "read-only")).toBe(true);
+  });
+
+  it("refuses a value carrying a credential before sending it, with the runtime's reason, path and kind", async () => {
+    const { client } = await setUp();
+    const items = client.state("items");
+    // Made at test time: no credential is a literal in the repository.
+    const pem = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string;
+    const password = `Pw7${randomBytes(12).toString("hex")}`;
+    const cases: Array<{ value: JsonValue; path: string; kind: string; secret: string }> = [
+      { value: { note: pem }, path: "note", kind: "pem-private-key", secret: pem.split("\n")[1]! },
+      { value: [`redis://:${password}@cache:6379`], path: "[0]", kind: "url-password", secret: password },
+      { value: { service: { clientSecret: "s" } }, path: "service.clientSecret", kind: "field-name", secret: "s" },
+    ];
+    for (const { value, path, kind, secret } of cases) {
+      const refused = await items.put("leak", value).catch((error: unknown) => error);
+      expect(StateError.is(refused, "secret-field"), kind).toBe(true);
+      expect(refused).toMatchObject({ code: -32014, path, kind, bucket: "items", key: "leak" });
+      if (kind !== "field-name") expect((refused as Error).message.includes(secret)).toBe(false);
+      await expect(items.update("leak", () => value)).rejects.toMatchObject({ reason: "secret-field", kind });
+    }
+    // Nothing reached the runtime, which stores whatever it is sent.
+    expect(await items.keys()).toEqual([]);
+    expect(await items.put("fine", { note: "the password lives in the vault" })).toBeGreaterThan(0);
   });
 
   it("gives a reads() handle no write method, on the object as on its type", async () => {

@@ -14,9 +14,9 @@ describe("StateError.fromWire", () => {
     const secret = StateError.fromWire({
       code: -32014,
       message: "m",
-      data: { reason: "secret-field", path: "auth.token" },
+      data: { reason: "secret-field", path: "auth.token", kind: "field-name" },
     });
-    expect(secret?.path).toBe("auth.token");
+    expect(secret).toMatchObject({ path: "auth.token", kind: "field-name" });
   });
 
   it("falls back to the code when data carries no reason, for every reason", () => {

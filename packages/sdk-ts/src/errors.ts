@@ -23,13 +23,22 @@ export interface ErrorContext {
   key?: string;
 }
 
-/** A refusal from the runtime: the verb did nothing. */
+/**
+ * A refusal from the runtime: the verb did nothing. One reason is also decided before sending: a value
+ * carrying a credential (`secret-field`) is refused by the SDK with the runtime's own rule, so it never
+ * leaves the process; the runtime checks again and stays the authority.
+ */
 export class StateError extends Error {
   readonly reason: StateErrorReason;
   /** The JSON-RPC error code (`STATE_ERROR_CODES[reason]`). */
   readonly code: number;
-  /** `data.path`: the offending field, with `secret-field` and `bad-request`. */
+  /** `data.path`: the offending field, with `secret-field` and `bad-request` (`""`: the value itself). */
   readonly path: string | undefined;
+  /**
+   * `data.kind`, with `secret-field`: what was recognised — `field-name`, or a credential's shape such as
+   * `pem-private-key`, `nats-seed`, `jwt`, `url-password` (state-protocol's `CredentialKind`).
+   */
+  readonly kind: string | undefined;
   /** `data.revision`: the key's current revision, with `conflict`. */
   readonly revision: number | undefined;
   readonly bucket: string | undefined;
@@ -38,13 +47,14 @@ export class StateError extends Error {
   constructor(
     reason: StateErrorReason,
     message: string,
-    details: ErrorContext & { code: number; path?: string; revision?: number; cause?: unknown },
+    details: ErrorContext & { code: number; path?: string; kind?: string; revision?: number; cause?: unknown },
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "StateError";
     this.reason = reason;
     this.code = details.code;
     this.path = details.path;
+    this.kind = details.kind;
     this.revision = details.revision;
     this.bucket = details.bucket;
     this.key = details.key;
@@ -63,6 +73,7 @@ export class StateError extends Error {
       ...context,
       code: error.code,
       ...(data.success && data.data.path !== undefined ? { path: data.data.path } : {}),
+      ...(data.success && data.data.kind !== undefined ? { kind: data.data.kind } : {}),
       ...(data.success && data.data.revision !== undefined ? { revision: data.data.revision } : {}),
     });
   }

@@ -33,10 +33,15 @@ export const JSON_RPC_ERROR_CODES = {
   internalError: -32603,
 } as const;
 
-/** `error.data` of a state refusal. `path` comes with `secret-field` and `bad-request`; `revision` with `conflict`. */
+/**
+ * `error.data` of a state refusal. `path` comes with `secret-field` and `bad-request`; `kind` with
+ * `secret-field` (`field-name`, or the shape recognised: `pem-private-key`, `nats-seed`, … — a string, so a
+ * newer runtime's kind still parses); `revision` with `conflict`.
+ */
 export const StateErrorDataSchema = z.looseObject({
   reason: StateErrorReasonSchema,
   path: z.string().optional(),
+  kind: z.string().optional(),
   revision: z.number().int().nonnegative().optional(),
 });
 export type StateErrorData = z.infer<typeof StateErrorDataSchema>;

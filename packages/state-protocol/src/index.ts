@@ -1,3 +1,5 @@
+export type { CredentialKind } from "./credential-shapes.js";
+export { CREDENTIAL_SHAPE_KINDS, credentialShapeOf } from "./credential-shapes.js";
 export type { StateErrorData, StateErrorReason } from "./errors.js";
 export {
   JSON_RPC_ERROR_CODES,
@@ -30,7 +32,8 @@ export {
 export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
 export type { NdjsonLineReaderOptions } from "./ndjson.js";
 export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader } from "./ndjson.js";
-export { fieldNameWords, findSecretField, isCredentialFieldName } from "./secrets.js";
+export type { CredentialFinding } from "./secrets.js";
+export { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";
 export type { JsonValue } from "./values.js";
 export { checkJsonValue, encodedValueSize, JsonValueSchema, MAX_VALUE_BYTES, MAX_VALUE_DEPTH } from "./values.js";
 export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fieldNameWords, findSecretField, isCredentialFieldName } from "./secrets.js";
+import { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";
 
 describe("the secret rule", () => {
   it("refuses DESIGN.md's examples", () => {
@@ -46,6 +46,20 @@ describe("the secret rule", () => {
     expect(isCredentialFieldName("123")).toBe(false);
   });
 
+  it("closes the gaps review found: jwt, creds, nkey seed, bearer, and a pair followed by its encoding", () => {
+    const refused = ["jwt", "userJwt", "USER_JWT", "jwts", "creds", "natsCreds", "nats.creds", "nkeySeed"];
+    const more = ["nkey_seed", "NKEY SEED", "nkeySeeds", "bearer", "authBearer", "privateKeyPem", "private_key_pem"];
+    const encoded = ["signingKeyDer", "apiKeyBase64", "secretKeyHex", "privateKeyJwk", "tokenValue", "passwordRaw"];
+    for (const name of [...refused, ...more, ...encoded]) expect(isCredentialFieldName(name), name).toBe(true);
+  });
+
+  it("still allows what only sits near a credential", () => {
+    const allowed = ["jwtIssuer", "jwt_algorithm", "credsPath", "seed", "randomSeed", "nkey", "userNkey"];
+    const more = ["bearerScheme", "privateKeyPath", "privateKeyFile", "privateKeyId", "accessKeyId", "keyPem"];
+    const hashes = ["passwordHash", "tokenCount", "secretName", "publicKeyPem", "pem", "value"];
+    for (const name of [...allowed, ...more, ...hashes]) expect(isCredentialFieldName(name), name).toBe(false);
+  });
+
   it("splits names into words", () => {
     expect(fieldNameWords("APIKey")).toEqual(["api", "key"]);
     expect(fieldNameWords("x-api-key")).toEqual(["x", "api", "key"]);
@@ -61,6 +75,14 @@ describe("findSecretField", () => {
       "servers[1].env.GITHUB_TOKEN",
     );
     expect(findSecretField([{ ok: 1 }, { "signing keys": [] }])).toBe('[1]["signing keys"]');
+  });
+
+  it("says a name hit is a field-name hit", () => {
+    expect(findCredential({ headers: { Authorization: "Bearer x" } })).toEqual({
+      path: "headers.Authorization",
+      kind: "field-name",
+    });
+    expect(findCredential({ max_tokens: 10 })).toBeUndefined();
   });
 
   it("refuses the field by name, whatever its value", () => {
