@@ -41,7 +41,7 @@ describe("per-bundle limits, each refused with reason limit", () => {
     expect(DEFAULT_LIMITS).toMatchObject({
       maxWatches: 64,
       maxInFlight: 64,
-      maxUnreadBytes: 1024 * 1024,
+      maxUnreadBytes: 256 * 1024,
       maxLineBytes: 2 * 1024 * 1024,
     });
   });

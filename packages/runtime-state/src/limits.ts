@@ -12,7 +12,7 @@ export const DEFAULT_LIMITS: StateLimits = {
   maxWatches: 64,
   maxReplyBytes: 17 * 1024 * 1024,
   maxInFlight: 64,
-  maxUnreadBytes: 1024 * 1024,
+  maxUnreadBytes: 256 * 1024,
   maxLineBytes: DEFAULT_MAX_LINE_BYTES,
 };
 
