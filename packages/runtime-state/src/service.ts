@@ -46,6 +46,7 @@ class Service implements StateService, VerbHost {
   private deliver: DeliverWatchEvents | undefined;
   private nextWatch = 1;
   private answering = 0;
+  private startingWatches = 0;
   private closed = false;
   private readonly statusLoop: { stop(): void } | undefined;
 
@@ -176,7 +177,26 @@ class Service implements StateService, VerbHost {
     const deliver = this.deliver;
     if (deliver === undefined)
       throw new StateRefusal("unavailable", "no bundle is attached to deliver watch events to");
-    this.refusals.checkWatchCount(bucket, this.watches.size, this.limits.maxWatches);
+    // Watches still starting count too: concurrent watch requests may not pass the bound together.
+    this.refusals.checkWatchCount(bucket, this.watches.size + this.startingWatches, this.limits.maxWatches);
+    this.startingWatches += 1;
+    let watch: Watch;
+    try {
+      watch = await this.startWatch(bucket, filter, target, deliver);
+    } finally {
+      this.startingWatches -= 1;
+    }
+    // After this answer is written: the bundle hears the watch id before its first batch.
+    setImmediate(() => watch.run());
+    return { watch: watch.id };
+  }
+
+  private async startWatch(
+    bucket: string,
+    filter: string | undefined,
+    target: Target,
+    deliver: DeliverWatchEvents,
+  ): Promise<Watch> {
     const id = `w${this.nextWatch++}`;
     const jsm = await this.jsm;
     const watch = new Watch({
@@ -195,9 +215,7 @@ class Service implements StateService, VerbHost {
       throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
     }
     this.watches.set(id, watch);
-    // After this answer is written: the bundle hears the watch id before its first batch.
-    setImmediate(() => watch.run());
-    return { watch: id };
+    return watch;
   }
 
   private async unwatch({ watch }: StateParams<"mesh/state.unwatch">) {
