@@ -58,10 +58,7 @@ class Service implements StateService, VerbHost {
     this.refusals = new Refusals(this.membership, this.logger);
     this.limits = resolveLimits(options.limits);
     this.clock = options.clock ?? systemClock;
-    this.inboxPrefix =
-      options.inboxPrefix ??
-      (options.connection as { options?: { inboxPrefix?: string } }).options?.inboxPrefix ??
-      "_INBOX";
+    this.inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.connection) ?? "_INBOX";
     const timeout = this.limits.requestTimeoutMs;
     this.js = jetstream(this.connection, { timeout });
     // checkAPI: false — the grant has no $JS.API.INFO; the manager makes no request until used.
@@ -263,6 +260,19 @@ class Service implements StateService, VerbHost {
         }
       }
     })().catch(() => undefined);
-    return status as unknown as { stop(): void };
+    return hasStop(status) ? status : undefined;
   }
+}
+
+/** The client's status iterator can be stopped (nats.js's `QueuedIterator`), though `status()` is typed as a plain iterable. */
+function hasStop(value: object): value is { stop(): void } {
+  return "stop" in value && typeof value.stop === "function";
+}
+
+/** The inbox prefix the connection was opened with, read from the client's options when it exposes them. */
+function inboxPrefixOf(connection: object): string | undefined {
+  if (!("options" in connection)) return undefined;
+  const options = connection.options;
+  if (typeof options !== "object" || options === null || !("inboxPrefix" in options)) return undefined;
+  return typeof options.inboxPrefix === "string" ? options.inboxPrefix : undefined;
 }
