@@ -9,7 +9,7 @@
 //
 // Usage: node integration/dist/one-channel-host.js [--report <file>] -- <bundle command> [args...]
 // Needs nats-server (NATS_SERVER_BIN or PATH). The bundle inherits the environment; its stderr is the host's.
-// Exit status: the bundle's, or 1 when a `mesh/event` went unanswered or was answered wrongly, 2 on bad usage.
+// Exit status: the bundle's (127 when it cannot be started), or 1 when a `mesh/event` went unanswered or was answered wrongly, 2 on bad usage.
 // The report (to --report as JSON, and one line on stderr) counts what crossed the channel.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -83,7 +83,13 @@ async function main(): Promise<number> {
     bundleExit: null,
   };
   const child = spawn(command[0]!, command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("exit", (code) => resolve(code));
+    child.once("error", (error) => {
+      process.stderr.write(`one-channel-host: could not start ${command[0]}: ${error.message}\n`);
+      resolve(127);
+    });
+  });
   child.stdin.on("error", () => undefined); // EPIPE once the bundle is gone
   const peer = new JsonRpcPeer({
     send: (line) => {
