@@ -54,4 +54,17 @@ describe("back-pressure on a bundle's input", () => {
     await bundle.kill();
     await bundle.stdio.close();
   });
+
+  it("a bundle killed while its input is paused: the service closes without waiting to be told", async () => {
+    await using nats = await stateServer();
+    const service = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
+    const flood = serveMisbehaving(service, "flood", 400_000);
+    await until(() => flood.child.stdout!.isPaused() && service.inFlight === 0, 30_000, "the flooder's input paused");
+    flood.child.kill("SIGKILL");
+    // No stdio.close(): its stdin breaks, the runtime reads the rest of its stdout, sees the end and closes.
+    await flood.stdio.closed;
+    await expect(service.handle("mesh/state.get", { bucket: "notes", key: "a" })).rejects.toMatchObject({
+      data: { reason: "unavailable" },
+    });
+  });
 });

@@ -47,12 +47,18 @@ export function serveStdio(options: StdioOptions): StdioHandle {
   const send = (line: string) => {
     if (writable()) output.write(`${line}\n`);
   };
-  // The bundle may die with lines in flight: EPIPE is expected, not a crash.
-  output.on("error", (error) => {
+  // The bundle may die with lines in flight: EPIPE is expected, not a crash. Once its stdin is gone nothing
+  // is held for it, so a paused input is read again: a dead bundle's stdout then ends, and the service closes.
+  const outputGone = () => {
     outputBroken = true;
-    logger.debug({ err: error }, "bundle stdin closed");
     wakeWriters();
+    pump();
+  };
+  output.on("error", (error) => {
+    logger.debug({ err: error }, "bundle stdin closed");
+    outputGone();
   });
+  output.on("close", outputGone);
   const peer = new JsonRpcPeer({
     send,
     onProtocolError: (problem) => logger.warn({ problem }, "bad input from bundle"),
