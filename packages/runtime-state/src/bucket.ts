@@ -2,7 +2,7 @@ import { streamName } from "@mesh/manifest-schema";
 import type { Entry } from "@mesh/state-protocol";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { headers } from "@nats-io/nats-core";
-import { isApiError, JETSTREAM_CODES } from "./errors.js";
+import { isApiError, JETSTREAM_CODES } from "./nats-failures.js";
 
 /**
  * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
@@ -97,7 +97,11 @@ export class BucketClient {
    * Throws `WrongRevision` when the condition fails.
    */
   async put(key: string, value: unknown, revision?: number): Promise<number> {
-    const data = encoder.encode(JSON.stringify(value));
+    return this.putEncoded(key, encoder.encode(JSON.stringify(value)), revision);
+  }
+
+  /** `put` of a value the caller has encoded already (UTF-8 JSON text), so it is encoded once. */
+  async putEncoded(key: string, data: Uint8Array, revision?: number): Promise<number> {
     if (revision !== 0) return this.publish(key, data, revision);
     try {
       return await this.publish(key, data, 0);

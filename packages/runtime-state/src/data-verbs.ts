@@ -2,7 +2,7 @@ import type { IssuedBucket } from "@mesh/manifest-schema";
 import type { StateParams } from "@mesh/state-protocol";
 import type { BucketClient } from "./bucket.js";
 import type { ConsumerReader, ReaderStart } from "./reader.js";
-import type { Refusals } from "./refusals.js";
+import { encodeValue, type Refusals } from "./refusals.js";
 import { scanHistory, scanKeys } from "./scan.js";
 import type { StateLimits } from "./types.js";
 
@@ -39,8 +39,9 @@ export async function getVerb(host: VerbHost, { bucket, key }: StateParams<"mesh
 export async function putVerb(host: VerbHost, { bucket, key, value, revision }: StateParams<"mesh/state.put">) {
   const target = await host.target(bucket, "write");
   host.refusals.checkKey(bucket, key);
-  host.refusals.checkValue(bucket, target.issued, key, value);
-  return { revision: await host.nats(target, "put", () => target.client.put(key, value, revision)) };
+  const encoded = encodeValue(value);
+  host.refusals.checkValue(bucket, target.issued, key, encoded);
+  return { revision: await host.nats(target, "put", () => target.client.putEncoded(key, encoded.bytes, revision)) };
 }
 
 export async function deleteVerb(host: VerbHost, { bucket, key, revision }: StateParams<"mesh/state.delete">) {

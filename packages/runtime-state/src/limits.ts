@@ -1,4 +1,5 @@
-import type { Clock, StateLimits } from "./types.js";
+import { DEFAULT_MAX_LINE_BYTES } from "@mesh/state-protocol";
+import type { StateLimits } from "./types.js";
 
 export const DEFAULT_LIMITS: StateLimits = {
   batchEvents: 256,
@@ -10,6 +11,9 @@ export const DEFAULT_LIMITS: StateLimits = {
   recoveryBudgetMs: 60_000,
   maxWatches: 64,
   maxReplyBytes: 17 * 1024 * 1024,
+  maxInFlight: 64,
+  maxUnreadBytes: 256 * 1024,
+  maxLineBytes: DEFAULT_MAX_LINE_BYTES,
 };
 
 /** A pull must fit the largest message: a 256 KiB value plus its key and headers. */
@@ -19,27 +23,7 @@ export function resolveLimits(limits: Partial<StateLimits> | undefined): StateLi
   const resolved = { ...DEFAULT_LIMITS, ...limits };
   resolved.batchBytes = Math.max(resolved.batchBytes, MIN_BATCH_BYTES);
   resolved.batchEvents = Math.max(1, resolved.batchEvents);
+  resolved.maxInFlight = Math.max(1, resolved.maxInFlight);
+  resolved.maxLineBytes = Math.max(1, resolved.maxLineBytes);
   return resolved;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-/** Resolves after `ms` on the given clock, or at once when `signal` is aborted. */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clock.clearTimeout(handle);
-      resolve();
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -2,7 +2,7 @@ import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/je
 import { AckPolicy, DeliverPolicy, JetStreamApiError } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import { isDeletion } from "./bucket.js";
-import { isApiError, JETSTREAM_CODES } from "./errors.js";
+import { isApiError, JETSTREAM_CODES } from "./nats-failures.js";
 import type { Clock, StateLimits } from "./types.js";
 
 /**

@@ -1,14 +1,19 @@
 import type { IssuedBucket, Membership } from "@mesh/manifest-schema";
-import {
-  checkFilter,
-  checkKey,
-  encodedValueSize,
-  findCredential,
-  MAX_VALUE_BYTES,
-  type StateErrorReason,
-} from "@mesh/state-protocol";
+import { checkFilter, checkKey, findCredential, MAX_VALUE_BYTES, type StateErrorReason } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import { type RefusalData, StateRefusal } from "./errors.js";
+
+/** A value to write, encoded once: its size is checked, its fields scanned, and its bytes published. */
+export interface EncodedValue {
+  value: unknown;
+  bytes: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+
+export function encodeValue(value: unknown): EncodedValue {
+  return { value, bytes: encoder.encode(JSON.stringify(value)) };
+}
 
 /**
  * Everything the membership and the wire rules decide, before NATS is touched: each check throws a
@@ -53,8 +58,8 @@ export class Refusals {
   }
 
   /** A value to write: within the bucket's max value size, with no field named like a credential and no string shaped like one. */
-  checkValue(bucket: string, issued: IssuedBucket, key: string, value: unknown): void {
-    const size = encodedValueSize(value);
+  checkValue(bucket: string, issued: IssuedBucket, key: string, value: EncodedValue): void {
+    const size = value.bytes.byteLength;
     const max = issued.maxValueSize ?? MAX_VALUE_BYTES;
     if (size > max) {
       throw this.refuse(
@@ -63,7 +68,7 @@ export class Refusals {
         `the value for ${key} is ${size} bytes encoded; bucket ${bucket} takes at most ${max}: store less, or split it over keys`,
       );
     }
-    const secret = findCredential(value);
+    const secret = findCredential(value.value);
     if (secret !== undefined) {
       // Names the place and the kind, never the value or any part of it.
       const what =
@@ -82,9 +87,10 @@ export class Refusals {
   checkWatchCount(bucket: string, open: number, most: number): void {
     if (open >= most) {
       throw this.refuse(
-        "bad-request",
+        "limit",
         bucket,
-        `${this.module} has ${open} watches open, the most a bundle may have: unwatch one first`,
+        `${this.module} has ${open} watches open, the most a bundle may have (limit watches): unwatch one first`,
+        { limit: "watches", max: most },
       );
     }
   }

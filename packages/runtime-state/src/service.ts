@@ -4,20 +4,22 @@ import {
   JSON_RPC_ERROR_CODES,
   JsonRpcError,
   STATE_METHODS,
-  STATE_VERBS,
+  type StateMethod,
   type StateParams,
+  stateParamsSchema,
 } from "@mesh/state-protocol";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { type Logger, pino } from "pino";
 import { BucketClient } from "./bucket.js";
+import { systemClock } from "./clock.js";
 import { deleteVerb, getVerb, historyVerb, keysVerb, putVerb, type Target, type VerbHost } from "./data-verbs.js";
-import { StateRefusal } from "./errors.js";
-import { resolveLimits, systemClock } from "./limits.js";
+import { limitRefusal, StateRefusal } from "./errors.js";
+import { resolveLimits } from "./limits.js";
 import { refusalFromNats } from "./nats-failures.js";
 import { ConsumerReader, type ReaderStart } from "./reader.js";
 import { Refusals } from "./refusals.js";
-import type { DeliverWatchEvents, StateService, StateServiceOptions } from "./types.js";
+import type { DeliverWatchEvents, StateService, StateServiceOptions, StateVerbHandlers } from "./types.js";
 import { Watch } from "./watch.js";
 
 /**
@@ -43,6 +45,8 @@ class Service implements StateService, VerbHost {
   private readonly watches = new Map<string, Watch>();
   private deliver: DeliverWatchEvents | undefined;
   private nextWatch = 1;
+  private answering = 0;
+  private startingWatches = 0;
   private closed = false;
   private readonly statusLoop: { stop(): void } | undefined;
 
@@ -54,10 +58,7 @@ class Service implements StateService, VerbHost {
     this.refusals = new Refusals(this.membership, this.logger);
     this.limits = resolveLimits(options.limits);
     this.clock = options.clock ?? systemClock;
-    this.inboxPrefix =
-      options.inboxPrefix ??
-      (options.connection as { options?: { inboxPrefix?: string } }).options?.inboxPrefix ??
-      "_INBOX";
+    this.inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.connection) ?? "_INBOX";
     const timeout = this.limits.requestTimeoutMs;
     this.js = jetstream(this.connection, { timeout });
     // checkAPI: false — the grant has no $JS.API.INFO; the manager makes no request until used.
@@ -73,6 +74,21 @@ class Service implements StateService, VerbHost {
     this.deliver = deliver;
   }
 
+  /** One handler per verb, keyed by method: each parses its own params, then runs the verb. */
+  readonly handlers: StateVerbHandlers = {
+    "mesh/state.get": this.verb("mesh/state.get", (params) => getVerb(this, params)),
+    "mesh/state.put": this.verb("mesh/state.put", (params) => putVerb(this, params)),
+    "mesh/state.delete": this.verb("mesh/state.delete", (params) => deleteVerb(this, params)),
+    "mesh/state.keys": this.verb("mesh/state.keys", (params) => keysVerb(this, params)),
+    "mesh/state.history": this.verb("mesh/state.history", (params) => historyVerb(this, params)),
+    "mesh/state.watch": this.verb("mesh/state.watch", (params) => this.watch(params)),
+    "mesh/state.unwatch": this.verb("mesh/state.unwatch", (params) => this.unwatch(params)),
+  };
+
+  get inFlight(): number {
+    return this.answering;
+  }
+
   async handle(method: string, params: unknown): Promise<unknown> {
     if (!isStateMethod(method)) {
       const verbs = Object.values(STATE_METHODS).join(", ");
@@ -81,34 +97,43 @@ class Service implements StateService, VerbHost {
         `method ${method} is not a state verb; the verbs are ${verbs}`,
       );
     }
-    if (this.closed) throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
-    const parsed = STATE_VERBS[method].params.safeParse(params);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const path = issue?.path.join(".") ?? "";
-      throw this.refusals.refuse(
-        "bad-request",
-        undefined,
-        `${method}: ${path ? `${path}: ` : ""}${issue?.message ?? "invalid params"}`,
-        { path },
-      );
-    }
-    switch (method) {
-      case "mesh/state.get":
-        return getVerb(this, parsed.data as StateParams<"mesh/state.get">);
-      case "mesh/state.put":
-        return putVerb(this, parsed.data as StateParams<"mesh/state.put">);
-      case "mesh/state.delete":
-        return deleteVerb(this, parsed.data as StateParams<"mesh/state.delete">);
-      case "mesh/state.keys":
-        return keysVerb(this, parsed.data as StateParams<"mesh/state.keys">);
-      case "mesh/state.history":
-        return historyVerb(this, parsed.data as StateParams<"mesh/state.history">);
-      case "mesh/state.watch":
-        return this.watch(parsed.data as StateParams<"mesh/state.watch">);
-      case "mesh/state.unwatch":
-        return this.unwatch(parsed.data as StateParams<"mesh/state.unwatch">);
-    }
+    return this.handlers[method](params);
+  }
+
+  /** A verb's handler: the closed and in-flight checks, its params parsed by its own schema, then `run`. */
+  private verb<M extends StateMethod>(
+    method: M,
+    run: (params: StateParams<M>) => Promise<unknown>,
+  ): (params: unknown) => Promise<unknown> {
+    const schema = stateParamsSchema(method);
+    return async (params) => {
+      if (this.closed)
+        throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
+      if (this.answering >= this.limits.maxInFlight) {
+        throw limitRefusal(
+          "in-flight",
+          this.limits.maxInFlight,
+          `${this.module} has ${this.answering} requests being answered, the most a bundle may have (limit in-flight): wait for answers before sending more`,
+        );
+      }
+      const parsed = schema.safeParse(params);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const path = issue?.path.join(".") ?? "";
+        throw this.refusals.refuse(
+          "bad-request",
+          undefined,
+          `${method}: ${path ? `${path}: ` : ""}${issue?.message ?? "invalid params"}`,
+          { path },
+        );
+      }
+      this.answering += 1;
+      try {
+        return await run(parsed.data);
+      } finally {
+        this.answering -= 1;
+      }
+    };
   }
 
   async close(reason = "closed"): Promise<void> {
@@ -149,7 +174,26 @@ class Service implements StateService, VerbHost {
     const deliver = this.deliver;
     if (deliver === undefined)
       throw new StateRefusal("unavailable", "no bundle is attached to deliver watch events to");
-    this.refusals.checkWatchCount(bucket, this.watches.size, this.limits.maxWatches);
+    // Watches still starting count too: concurrent watch requests may not pass the bound together.
+    this.refusals.checkWatchCount(bucket, this.watches.size + this.startingWatches, this.limits.maxWatches);
+    this.startingWatches += 1;
+    let watch: Watch;
+    try {
+      watch = await this.startWatch(bucket, filter, target, deliver);
+    } finally {
+      this.startingWatches -= 1;
+    }
+    // After this answer is written: the bundle hears the watch id before its first batch.
+    setImmediate(() => watch.run());
+    return { watch: watch.id };
+  }
+
+  private async startWatch(
+    bucket: string,
+    filter: string | undefined,
+    target: Target,
+    deliver: DeliverWatchEvents,
+  ): Promise<Watch> {
     const id = `w${this.nextWatch++}`;
     const jsm = await this.jsm;
     const watch = new Watch({
@@ -168,9 +212,7 @@ class Service implements StateService, VerbHost {
       throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
     }
     this.watches.set(id, watch);
-    // After this answer is written: the bundle hears the watch id before its first batch.
-    setImmediate(() => watch.run());
-    return { watch: id };
+    return watch;
   }
 
   private async unwatch({ watch }: StateParams<"mesh/state.unwatch">) {
@@ -218,6 +260,19 @@ class Service implements StateService, VerbHost {
         }
       }
     })().catch(() => undefined);
-    return status as unknown as { stop(): void };
+    return hasStop(status) ? status : undefined;
   }
+}
+
+/** The client's status iterator can be stopped (nats.js's `QueuedIterator`), though `status()` is typed as a plain iterable. */
+function hasStop(value: object): value is { stop(): void } {
+  return "stop" in value && typeof value.stop === "function";
+}
+
+/** The inbox prefix the connection was opened with, read from the client's options when it exposes them. */
+function inboxPrefixOf(connection: object): string | undefined {
+  if (!("options" in connection)) return undefined;
+  const options = connection.options;
+  if (typeof options !== "object" || options === null || !("inboxPrefix" in options)) return undefined;
+  return typeof options.inboxPrefix === "string" ? options.inboxPrefix : undefined;
 }

@@ -23,7 +23,9 @@ describe("stdio adapter: bad input from a real bundle", () => {
     bundle.write(
       `{"jsonrpc":"2.0","id":"big","method":"mesh/state.get","params":{"bucket":"notes","key":"${"a".repeat(10 * 1024 * 1024)}"}}`,
     );
-    expect(await bundle.response(null)).toMatchObject({ error: { code: -32600 } });
+    expect(await bundle.response(null)).toMatchObject({
+      error: { code: -32050, data: { reason: "limit", limit: "line-size", max: 2 * 1024 * 1024 } },
+    });
     await ok();
     // A notification (no id) is not answered; the next request still is.
     bundle.write(

@@ -36,6 +36,19 @@ export interface StateLimits {
    * framing); the bundle's line reader must accept lines this long (sdk-ts does).
    */
   maxReplyBytes: number;
+  /**
+   * Most requests of one bundle being answered at once. `serveStdio` stops reading the bundle's input at this
+   * bound (nothing is refused); a host that mounts the verbs on its own channel gets `limit` (`in-flight`)
+   * for a request over it.
+   */
+  maxInFlight: number;
+  /**
+   * Bytes written to the bundle that it has not read yet (answers and watch batches): above this, `serveStdio`
+   * stops reading the bundle's input and holds watch batches back until the bundle drains them.
+   */
+  maxUnreadBytes: number;
+  /** The longest line accepted from the bundle; a longer one is skipped and answered `limit` (`line-size`). */
+  maxLineBytes: number;
 }
 
 /** Time, injected so tests and the runtime agree on one clock. */
@@ -61,6 +74,10 @@ export interface StateServiceOptions {
   inboxPrefix?: string;
 }
 
+/** A handler for one verb: params as received, the result to answer with; rejects with the refusal. */
+export type StateVerbHandler = (params: unknown) => Promise<unknown>;
+export type StateVerbHandlers = { readonly [M in StateMethod]: StateVerbHandler };
+
 export interface StateService {
   /** The module this service serves. */
   readonly module: string;
@@ -70,6 +87,15 @@ export interface StateService {
    * `data.reason`) or, for a method that is not a state verb, a JSON-RPC "method not found".
    */
   handle(method: string, params: unknown): Promise<unknown>;
+  /**
+   * The verbs as a table keyed by method, for a host that dispatches its own verbs too (`mountStateVerbs`
+   * registers them on a channel). Each handler parses its params and answers or rejects as `handle` does.
+   */
+  readonly handlers: StateVerbHandlers;
+  /** Requests being answered now (bounded by `limits.maxInFlight`). */
+  readonly inFlight: number;
+  /** The limits in force, defaults filled in. */
+  readonly limits: StateLimits;
   /** Where watch batches go. Set once, by the transport adapter, before the bundle's first request. */
   bindBundle(deliver: DeliverWatchEvents): void;
   /** How many watches are open. */

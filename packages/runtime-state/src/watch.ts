@@ -1,8 +1,8 @@
 import type { WatchEndReason, WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
-import { classifyNatsError, JETSTREAM_CODES } from "./errors.js";
+import { sleep } from "./clock.js";
 import { KeyTable } from "./key-table.js";
-import { sleep } from "./limits.js";
+import { classifyNatsError, JETSTREAM_CODES } from "./nats-failures.js";
 import {
   ConsumerLost,
   type ConsumerReader,

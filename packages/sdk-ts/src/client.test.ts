@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { JsonValue } from "@mesh/state-protocol";
+import { JsonRpcPeer } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClientError, StateError } from "./errors.js";
@@ -295,5 +296,37 @@ describe("mirror", () => {
     runtime.end(runtime.batches[0]!.watch, "unavailable");
     await expect(waiting).rejects.toMatchObject({ reason: "watch-ended" });
     expect(await mirror.ended).toMatchObject({ reason: "unavailable" });
+  });
+});
+
+describe("a channel the bundle already has", () => {
+  it("carries the bundle's own verbs and the SDK's interleaved; close() leaves the channel open", async () => {
+    const runtime = new WireRuntime();
+    runtime.access.set("items", "write");
+    runtime.peer.handle("mesh/echo", (params) => params);
+    const bundle = new JsonRpcPeer({ send: (line) => runtime.transport.send(line) });
+    runtime.transport.start({ line: (line) => bundle.receiveLine(line), closed: () => {}, problem: () => {} });
+    const client = await connect({ channel: bundle });
+    const items = client.state("items");
+    const seen: string[] = [];
+    const watched = (async () => {
+      for await (const event of items.watch()) {
+        if (event.type === "put") seen.push(event.key);
+        if (seen.length === 20) return;
+      }
+    })();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        Promise.all([bundle.request("mesh/echo", { index }), items.put(`k${index}`, index)]),
+      ),
+    );
+    expect(answers.map(([echo]) => echo)).toEqual(Array.from({ length: 20 }, (_, index) => ({ index })));
+    await watched;
+    expect(seen).toHaveLength(20);
+    await expect(items.put("k", 1, { revision: 999 })).rejects.toSatisfy((error) => StateError.is(error, "conflict"));
+    await client.close();
+    expect(runtime.openWatches).toBe(0);
+    expect(await bundle.request("mesh/echo", "still open")).toBe("still open");
+    await expect(items.get("k0")).rejects.toSatisfy((error) => ClientError.is(error, "closed"));
   });
 });

@@ -13,13 +13,13 @@ import {
   type WatchEvent as WireWatchEvent,
 } from "@mesh/state-protocol";
 import { ReadOnlyStateBucket, StateBucket } from "./bucket.js";
-import { ClientError, type ErrorContext, StateError } from "./errors.js";
+import { ClientError, type ErrorContext, StateError, type WireError } from "./errors.js";
 import type {
   ConnectOptions,
   HandleOptions,
   JsonValue,
-  LineTransport,
   ReadOnlyStateHandle,
+  StateChannel,
   StateClient,
   StateHandle,
   Watch,
@@ -32,7 +32,29 @@ import { type WatchLink, WatchStream } from "./watch.js";
  * handshake. A bundle normally uses `connectStdio()` from `@mesh/sdk-ts/stdio`.
  */
 export async function connect(options: ConnectOptions): Promise<StateClient> {
-  return new StateConnection(options.transport, options.onProtocolError);
+  if ("channel" in options) return new StateConnection(options.channel);
+  const { transport, onProtocolError } = options;
+  const peer = new JsonRpcPeer({
+    send: (line) => transport.send(line),
+    ...(onProtocolError ? { onProtocolError } : {}),
+  });
+  const connection = new StateConnection(peer, {
+    close: (reason) => peer.close(reason),
+    release: () => transport.close(),
+  });
+  transport.start({
+    line: (line) => peer.receiveLine(line),
+    closed: (reason) => connection.lost(`the runtime's connection closed: ${reason}`),
+    problem: (description) => onProtocolError?.(description),
+  });
+  return connection;
+}
+
+/** What the connection owns when it owns its transport; nothing when it shares the bundle's channel. */
+interface OwnedTransport {
+  /** Fails every request still waiting. */
+  close(reason: string): void;
+  release(): Promise<void>;
 }
 
 /** The verbs as a handle calls them: params in, a parsed result or a typed error out. */
@@ -49,7 +71,8 @@ interface ParkedBatch {
 
 export class StateConnection implements StateClient, VerbCaller {
   readonly closed: Promise<string>;
-  private readonly peer: JsonRpcPeer;
+  private readonly channel: StateChannel;
+  private readonly owned: OwnedTransport | undefined;
   private readonly watches = new Map<string, WatchStream<unknown>>();
   /** Every watch not yet finished, to end them all when the connection goes. */
   private readonly open = new Set<WatchStream<unknown>>();
@@ -58,23 +81,18 @@ export class StateConnection implements StateClient, VerbCaller {
   private closeReason: string | undefined;
   private resolveClosed!: (reason: string) => void;
 
-  constructor(
-    private readonly transport: LineTransport,
-    onProtocolError?: (problem: string, detail?: unknown) => void,
-  ) {
+  constructor(channel: StateChannel, owned?: OwnedTransport) {
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
-    this.peer = new JsonRpcPeer({
-      send: (line) => transport.send(line),
-      onRequest: (method, params) => this.answer(method, params),
-      ...(onProtocolError ? { onProtocolError } : {}),
-    });
-    transport.start({
-      line: (line) => this.peer.receiveLine(line),
-      closed: (reason) => this.shutDown(`the runtime's connection closed: ${reason}`),
-      problem: (description) => onProtocolError?.(description),
-    });
+    this.channel = channel;
+    this.owned = owned;
+    channel.handle(WATCH_EVENTS_METHOD, (params) => this.answer(params));
+  }
+
+  /** The transport ended: the runtime is gone. */
+  lost(reason: string): void {
+    this.shutDown(reason);
   }
 
   state<V = JsonValue>(name: string, options: HandleOptions<V> = {}): StateHandle<V> {
@@ -88,7 +106,10 @@ export class StateConnection implements StateClient, VerbCaller {
   async call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>> {
     let raw: unknown;
     try {
-      raw = await this.peer.request(method, params);
+      if (this.closeReason !== undefined) {
+        throw new ClientError("closed", `${method} was not sent: ${this.closeReason}`, context);
+      }
+      raw = await this.channel.request(method, params);
     } catch (error) {
       throw this.translate(error, method, context);
     }
@@ -137,20 +158,14 @@ export class StateConnection implements StateClient, VerbCaller {
     // Unwatch while the runtime still listens, so it deletes the consumers now rather than on exit.
     await Promise.all([...this.open].map((watch) => watch.stop()));
     this.shutDown("the bundle closed its connection");
-    await this.transport.close();
+    await this.owned?.release();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  private async answer(method: string, params: unknown): Promise<unknown> {
-    if (method !== WATCH_EVENTS_METHOD) {
-      throw new JsonRpcError(
-        JSON_RPC_ERROR_CODES.methodNotFound,
-        `method not found: a bundle answers only ${WATCH_EVENTS_METHOD}`,
-      );
-    }
+  private async answer(params: unknown): Promise<unknown> {
     // The envelope and every event's fields, checked without walking values: they came out of JSON.parse.
     const checked = checkWatchEventsParams(params);
     if (!checked.ok) {
@@ -208,7 +223,8 @@ export class StateConnection implements StateClient, VerbCaller {
   }
 
   private translate(error: unknown, method: string, context: ErrorContext): Error {
-    if (error instanceof JsonRpcError) {
+    if (ClientError.is(error)) return error;
+    if (isWireError(error)) {
       return (
         StateError.fromWire(error, context) ??
         new ClientError("protocol", `the runtime failed ${method} (JSON-RPC error ${error.code}): ${error.message}`, {
@@ -229,11 +245,18 @@ export class StateConnection implements StateClient, VerbCaller {
   private shutDown(reason: string): void {
     if (this.closeReason !== undefined) return;
     this.closeReason = reason;
-    this.peer.close(reason);
+    this.owned?.close(reason);
     for (const watch of this.open) watch.connectionClosed(reason);
     this.open.clear();
     this.watches.clear();
     this.refuseParked();
     this.resolveClosed(reason);
   }
+}
+
+/** An error answer as any channel rejects with it: a numeric JSON-RPC code (a peer's own failures have string codes). */
+function isWireError(error: unknown): error is WireError {
+  return (
+    error instanceof JsonRpcError || (error instanceof Error && typeof (error as { code?: unknown }).code === "number")
+  );
 }

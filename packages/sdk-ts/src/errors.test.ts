@@ -19,6 +19,19 @@ describe("StateError.fromWire", () => {
     expect(secret).toMatchObject({ path: "auth.token", kind: "field-name" });
   });
 
+  it("maps limit to its bound and value, keeping the data", () => {
+    const data = { reason: "limit", limit: "watches", max: 64 };
+    const error = StateError.fromWire({ code: -32050, message: "64 watches open", data }, { bucket: "b" });
+    expect(StateError.is(error, "limit")).toBe(true);
+    expect(error).toMatchObject({ reason: "limit", code: -32050, limit: "watches", max: 64, data, bucket: "b" });
+    const lineSize = StateError.fromWire({
+      code: -32050,
+      message: "m",
+      data: { reason: "limit", limit: "line-size", max: 9 },
+    });
+    expect(lineSize).toMatchObject({ limit: "line-size", max: 9 });
+  });
+
   it("falls back to the code when data carries no reason, for every reason", () => {
     for (const [reason, code] of Object.entries(STATE_ERROR_CODES)) {
       expect(StateError.fromWire({ code, message: "m" })?.reason).toBe(reason);

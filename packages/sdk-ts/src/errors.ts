@@ -1,4 +1,11 @@
-import { StateErrorDataSchema, type StateErrorReason, stateErrorReasonOf } from "@mesh/state-protocol";
+import {
+  type BundleLimitName,
+  LimitErrorDataSchema,
+  type StateErrorData,
+  StateErrorDataSchema,
+  type StateErrorReason,
+  stateErrorReasonOf,
+} from "@mesh/state-protocol";
 
 /**
  * Two families, never confused: `StateError` is a refusal the runtime sent over the wire (its reason is
@@ -41,13 +48,28 @@ export class StateError extends Error {
   readonly kind: string | undefined;
   /** `data.revision`: the key's current revision, with `conflict`. */
   readonly revision: number | undefined;
+  /** With `limit`: which per-bundle bound was reached (`watches`, `in-flight`, `line-size`). */
+  readonly limit: BundleLimitName | undefined;
+  /** With `limit`: the bound's value (most watches, most requests in flight, most bytes in a line). */
+  readonly max: number | undefined;
+  /** `error.data` as the runtime sent it (`{reason, ...}`), when it sent one. */
+  readonly data: StateErrorData | undefined;
   readonly bucket: string | undefined;
   readonly key: string | undefined;
 
   constructor(
     reason: StateErrorReason,
     message: string,
-    details: ErrorContext & { code: number; path?: string; kind?: string; revision?: number; cause?: unknown },
+    details: ErrorContext & {
+      code: number;
+      path?: string;
+      kind?: string;
+      revision?: number;
+      limit?: BundleLimitName;
+      max?: number;
+      data?: StateErrorData;
+      cause?: unknown;
+    },
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "StateError";
@@ -56,6 +78,9 @@ export class StateError extends Error {
     this.path = details.path;
     this.kind = details.kind;
     this.revision = details.revision;
+    this.limit = details.limit;
+    this.max = details.max;
+    this.data = details.data;
     this.bucket = details.bucket;
     this.key = details.key;
     Object.defineProperty(this, STATE_ERROR_BRAND, { value: true });
@@ -69,9 +94,12 @@ export class StateError extends Error {
     const data = StateErrorDataSchema.safeParse(error.data);
     const reason = data.success ? data.data.reason : stateErrorReasonOf(error.code);
     if (reason === undefined) return undefined;
+    const limit = LimitErrorDataSchema.safeParse(error.data);
     return new StateError(reason, error.message, {
       ...context,
       code: error.code,
+      ...(data.success ? { data: data.data } : {}),
+      ...(limit.success ? { limit: limit.data.limit, max: limit.data.max } : {}),
       ...(data.success && data.data.path !== undefined ? { path: data.data.path } : {}),
       ...(data.success && data.data.kind !== undefined ? { kind: data.data.kind } : {}),
       ...(data.success && data.data.revision !== undefined ? { revision: data.data.revision } : {}),

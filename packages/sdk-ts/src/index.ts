@@ -20,6 +20,7 @@ export type {
   Mirror,
   PutEvent,
   ReadOnlyStateHandle,
+  StateChannel,
   StateClient,
   StateHandle,
   Updated,

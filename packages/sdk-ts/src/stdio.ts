@@ -75,7 +75,7 @@ export function stdioTransport(options: StdioTransportOptions = {}): LineTranspo
 
 /** Connects over the process's stdin and stdout: what a bundle launched by the node runtime calls. */
 export async function connectStdio(
-  options: StdioTransportOptions & Omit<ConnectOptions, "transport"> = {},
+  options: StdioTransportOptions & Omit<Extract<ConnectOptions, { transport: LineTransport }>, "transport"> = {},
 ): Promise<StateClient> {
   const { input, output, maxLineBytes, ...rest } = options;
   return connect({ ...rest, transport: stdioTransport({ input, output, maxLineBytes }) });

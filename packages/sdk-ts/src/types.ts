@@ -1,4 +1,4 @@
-import type { WatchEndReason } from "@mesh/state-protocol";
+import type { JsonRpcChannel, WatchEndReason } from "@mesh/state-protocol";
 import type { ClientError } from "./errors.js";
 
 /**
@@ -38,11 +38,26 @@ export interface LineTransport {
   close(): Promise<void>;
 }
 
-export interface ConnectOptions {
-  transport: LineTransport;
-  /** Told about input that broke the wire contract (for the bundle's own logging to stderr). Silent when absent. */
-  onProtocolError?: (problem: string, detail?: unknown) => void;
-}
+/**
+ * A JSON-RPC connection the bundle already has to its runtime (the one it sends `mesh/publish` on), shared
+ * with the SDK: `request` sends a request and resolves with its result (rejects with the error answer:
+ * an object with a numeric `code`, `message` and `data`); `handle` answers the runtime's requests of one
+ * method (the SDK handles `mesh/state`, the watch batches). The channel owns the JSON-RPC id space, so its
+ * users' ids never collide. state-protocol's `JsonRpcPeer` is one.
+ */
+export type StateChannel = JsonRpcChannel;
+
+export type ConnectOptions =
+  | {
+      /** The SDK owns the connection: it speaks JSON-RPC over these lines (stdio by default, `connectStdio`). */
+      transport: LineTransport;
+      /** Told about input that broke the wire contract (for the bundle's own logging to stderr). Silent when absent. */
+      onProtocolError?: (problem: string, detail?: unknown) => void;
+    }
+  | {
+      /** The SDK shares a connection the bundle owns; `close()` stops the SDK's watches, never the channel. */
+      channel: StateChannel;
+    };
 
 /** A schema the handle checks values against both ways; zod's `ZodType` fits. `parse` is never used, only `safeParse`. */
 export interface ValueSchema<V> {
@@ -180,6 +195,6 @@ export interface StateClient extends AsyncDisposable {
   reads<V = JsonValue>(reference: `${string}.${string}`, options?: HandleOptions<V>): ReadOnlyStateHandle<V>;
   /** Resolves when the connection to the runtime is gone, with why. */
   readonly closed: Promise<string>;
-  /** Stops every watch, then stops using the transport. */
+  /** Stops every watch, then stops using the transport (a shared channel stays open: it is the bundle's). */
   close(): Promise<void>;
 }

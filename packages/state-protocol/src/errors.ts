@@ -16,6 +16,7 @@ export const STATE_ERROR_CODES = {
   denied: -32030,
   unavailable: -32031,
   "unknown-watch": -32040,
+  limit: -32050,
 } as const;
 
 export type StateErrorReason = keyof typeof STATE_ERROR_CODES;
@@ -34,9 +35,28 @@ export const JSON_RPC_ERROR_CODES = {
 } as const;
 
 /**
+ * The per-bundle bounds a runtime keeps, each named in `data.limit` of a `limit` refusal:
+ * - `watches`: open watches of one bundle;
+ * - `in-flight`: requests of one bundle being answered at once (a runtime that can stop reading the
+ *   bundle's input does so instead, and refuses nothing);
+ * - `line-size`: bytes of one line (the line is skipped; its id is unknown, so the answer's id is `null`).
+ */
+export const BUNDLE_LIMIT_NAMES = ["watches", "in-flight", "line-size"] as const;
+export type BundleLimitName = (typeof BUNDLE_LIMIT_NAMES)[number];
+export const BundleLimitNameSchema = z.enum(BUNDLE_LIMIT_NAMES);
+
+/** `error.data` of a `limit` refusal: which bound (`limit`) and its value (`max`). */
+export const LimitErrorDataSchema = z.looseObject({
+  reason: z.literal("limit"),
+  limit: BundleLimitNameSchema,
+  max: z.number().int().nonnegative(),
+});
+export type LimitErrorData = z.infer<typeof LimitErrorDataSchema>;
+
+/**
  * `error.data` of a state refusal. `path` comes with `secret-field` and `bad-request`; `kind` with
  * `secret-field` (`field-name`, or the shape recognised: `pem-private-key`, `nats-seed`, … — a string, so a
- * newer runtime's kind still parses); `revision` with `conflict`.
+ * newer runtime's kind still parses); `revision` with `conflict`; `limit` (which bound, `LimitErrorData`) and `max` with `limit`.
  */
 export const StateErrorDataSchema = z.looseObject({
   reason: StateErrorReasonSchema,

@@ -1,8 +1,11 @@
 export type { CredentialKind } from "./credential-shapes.js";
 export { CREDENTIAL_SHAPE_KINDS, credentialShapeOf } from "./credential-shapes.js";
-export type { StateErrorData, StateErrorReason } from "./errors.js";
+export type { BundleLimitName, LimitErrorData, StateErrorData, StateErrorReason } from "./errors.js";
 export {
+  BUNDLE_LIMIT_NAMES,
+  BundleLimitNameSchema,
   JSON_RPC_ERROR_CODES,
+  LimitErrorDataSchema,
   STATE_ERROR_CODES,
   STATE_ERROR_REASONS,
   StateErrorDataSchema,
@@ -21,7 +24,14 @@ export {
   WatchEventsParamsSchema,
 } from "./events.js";
 export { checkWatchEventsParams } from "./events-check.js";
-export type { JsonRpcErrorObject, JsonRpcId, JsonRpcPeerOptions, PeerFailureCode } from "./jsonrpc.js";
+export type {
+  JsonRpcChannel,
+  JsonRpcErrorObject,
+  JsonRpcHandler,
+  JsonRpcId,
+  JsonRpcPeerOptions,
+  PeerFailureCode,
+} from "./jsonrpc.js";
 export {
   JsonRpcError,
   JsonRpcErrorObjectSchema,
@@ -57,6 +67,7 @@ export {
   RevisionSchema,
   STATE_METHODS,
   STATE_VERBS,
+  stateParamsSchema,
   UnwatchParamsSchema,
   UnwatchResultSchema,
   WatchIdSchema,

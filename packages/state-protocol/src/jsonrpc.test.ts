@@ -36,6 +36,32 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+describe("JsonRpcPeer as a channel shared by method", () => {
+  it("answers a handled method with its handler, the rest with onRequest, and ids stay the peer's", async () => {
+    const [host, bundle] = linkedPair({ onRequest: () => "fallback" }, {});
+    host.handle("mesh/echo", (params) => params);
+    host.handle("mesh/state.get", async () => null);
+    expect(await bundle.request("mesh/echo", { a: 1 })).toEqual({ a: 1 });
+    expect(await bundle.request("mesh/state.get", {})).toBeNull();
+    expect(await bundle.request("other", {})).toBe("fallback");
+    // Interleaved users of one peer: each answer reaches its own request.
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, n) => bundle.request("mesh/echo", n)));
+    expect(answers).toEqual(Array.from({ length: 20 }, (_, n) => n));
+  });
+
+  it("refuses a second handler for one method, and answers an unhandled method 'method not found'", async () => {
+    const answered: number[] = [];
+    const [host, bundle] = linkedPair({ onRequest: undefined, onAnswered: () => answered.push(1) }, {});
+    host.handle("m", () => 1);
+    expect(() => host.handle("m", () => 2)).toThrow(/registered already/);
+    await expect(bundle.request("nope", {})).rejects.toMatchObject({ code: -32601 });
+    expect(await bundle.request("m", {})).toBe(1);
+    await settle();
+    expect(answered).toHaveLength(2);
+    expect(host.answeringCount).toBe(0);
+  });
+});
+
 describe("JsonRpcPeer", () => {
   it("carries requests both ways", async () => {
     const [bundle, runtime] = linkedPair(

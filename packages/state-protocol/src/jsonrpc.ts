@@ -60,8 +60,13 @@ export class JsonRpcPeerError extends Error {
 export interface JsonRpcPeerOptions {
   /** Sends one line (without its newline). */
   send: (line: string) => void;
-  /** Answers a request from the other side; throw `JsonRpcError` for a specific error. */
-  onRequest: (method: string, params: unknown) => Promise<unknown> | unknown;
+  /**
+   * Answers a request from the other side that no `handle`d method took; throw `JsonRpcError` for a specific
+   * error. Absent: such a request is answered "method not found".
+   */
+  onRequest?: (method: string, params: unknown) => Promise<unknown> | unknown;
+  /** Called each time a request from the other side has been answered (for back-pressure). */
+  onAnswered?: () => void;
   /** Receives a notification (a request without id). Ignored when absent. */
   onNotification?: (method: string, params: unknown) => void | Promise<void>;
   /** Told about input that is not a valid message and about handler crashes; for logging. */
@@ -84,8 +89,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export class JsonRpcPeer {
+/** Answers one method's requests: params as received, the result to answer with. */
+export type JsonRpcHandler = (params: unknown) => Promise<unknown> | unknown;
+
+/**
+ * A JSON-RPC channel as its users see it: send a request, answer requests by method. The channel owns the
+ * id space, so any number of users share it without their ids colliding. `JsonRpcPeer` is one.
+ */
+export interface JsonRpcChannel {
+  request(method: string, params: unknown): Promise<unknown>;
+  handle(method: string, handler: JsonRpcHandler): void;
+}
+
+export class JsonRpcPeer implements JsonRpcChannel {
   private readonly options: JsonRpcPeerOptions;
+  private readonly handlers = new Map<string, JsonRpcHandler>();
   private readonly pending = new Map<JsonRpcId, Pending>();
   /** Ids of the other side's requests being handled now: a duplicate is refused, not run twice. */
   private readonly inFlight = new Set<JsonRpcId>();
@@ -98,6 +116,20 @@ export class JsonRpcPeer {
 
   get closed(): boolean {
     return this.closedReason !== undefined;
+  }
+
+  /** How many of the other side's requests are being answered now. */
+  get answeringCount(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Answers `method` with `handler` from now on (before `onRequest`). One handler per method: registering a
+   * method twice is a programming error and throws, so two users of one peer cannot shadow each other.
+   */
+  handle(method: string, handler: JsonRpcHandler): void {
+    if (this.handlers.has(method)) throw new Error(`a handler for ${method} is registered already`);
+    this.handlers.set(method, handler);
   }
 
   /** How many requests this side sent that are still unanswered. */
@@ -242,8 +274,13 @@ export class JsonRpcPeer {
       return;
     }
     this.inFlight.add(id);
+    const handler = this.handlers.get(method);
     Promise.resolve()
-      .then(() => this.options.onRequest(method, params))
+      .then(() => {
+        if (handler !== undefined) return handler(params);
+        if (this.options.onRequest !== undefined) return this.options.onRequest(method, params);
+        throw new JsonRpcError(JSON_RPC_ERROR_CODES.methodNotFound, `method not found: ${method}`);
+      })
       .then(
         (result) => this.answer(id, method, result),
         (error: unknown) => {
@@ -255,7 +292,10 @@ export class JsonRpcPeer {
           }
         },
       )
-      .finally(() => this.inFlight.delete(id));
+      .finally(() => {
+        this.inFlight.delete(id);
+        this.options.onAnswered?.();
+      });
   }
 
   private receiveNotification(method: string, params: unknown): void {

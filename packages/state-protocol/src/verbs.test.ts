@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  BUNDLE_LIMIT_NAMES,
   JSON_RPC_ERROR_CODES,
+  LimitErrorDataSchema,
   STATE_ERROR_CODES,
   STATE_ERROR_REASONS,
   StateErrorDataSchema,
@@ -161,6 +163,7 @@ describe("the error table", () => {
       denied: -32030,
       unavailable: -32031,
       "unknown-watch": -32040,
+      limit: -32050,
     });
     expect(JSON_RPC_ERROR_CODES.invalidParams).toBe(STATE_ERROR_CODES["bad-request"]);
   });
@@ -178,6 +181,14 @@ describe("the error table", () => {
       extra: 1,
     });
     expect(StateErrorDataSchema.safeParse({ reason: "nope" }).success).toBe(false);
+  });
+
+  it("names the bound of a limit refusal", () => {
+    const data = { reason: "limit", limit: "watches", max: 64 };
+    expect(LimitErrorDataSchema.parse(data)).toEqual(data);
+    expect(StateErrorDataSchema.parse(data)).toEqual(data);
+    expect(LimitErrorDataSchema.safeParse({ reason: "limit", limit: "cpu", max: 1 }).success).toBe(false);
+    expect(BUNDLE_LIMIT_NAMES).toEqual(["watches", "in-flight", "line-size"]);
   });
 
   it("measures a value's encoded size in UTF-8 bytes", () => {

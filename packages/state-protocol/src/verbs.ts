@@ -95,6 +95,21 @@ export type StateMethod = keyof typeof STATE_VERBS;
 export type StateParams<M extends StateMethod> = z.infer<(typeof STATE_VERBS)[M]["params"]>;
 export type StateResult<M extends StateMethod> = z.infer<(typeof STATE_VERBS)[M]["result"]>;
 
+const PARAMS_SCHEMAS: { readonly [M in StateMethod]: z.ZodType<StateParams<M>> } = {
+  "mesh/state.get": GetParamsSchema,
+  "mesh/state.put": PutParamsSchema,
+  "mesh/state.delete": DeleteParamsSchema,
+  "mesh/state.keys": KeysParamsSchema,
+  "mesh/state.history": HistoryParamsSchema,
+  "mesh/state.watch": WatchParamsSchema,
+  "mesh/state.unwatch": UnwatchParamsSchema,
+};
+
+/** The params schema of one verb, typed by its method (for a dispatch table with no casts). */
+export function stateParamsSchema<M extends StateMethod>(method: M): z.ZodType<StateParams<M>> {
+  return PARAMS_SCHEMAS[method];
+}
+
 export function isStateMethod(method: string): method is StateMethod {
   return Object.hasOwn(STATE_VERBS, method);
 }
