@@ -3,6 +3,7 @@ package meshstate
 import (
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // waitFor polls a condition that another goroutine makes true; it fails the test at a generous bound.
@@ -16,3 +17,5 @@ func waitFor(t *testing.T, condition func() bool, what string) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func isUTF8(line []byte) bool { return utf8.Valid(line) }

@@ -212,6 +212,9 @@ func (b *ReadOnlyBucket[T]) Watch(ctx context.Context, options ...WatchOption) i
 					}
 				}
 				close(batch.taken)
+			case <-stream.stopped:
+				yield(Event[T]{Type: EventEnded, EndReason: "closed", Message: "the client was closed"}, nil)
+				return
 			case <-stream.gone:
 				yield(Event[T]{Type: EventEnded, EndReason: "closed", Message: fmt.Sprint(stream.goneWhy)}, nil)
 				return
