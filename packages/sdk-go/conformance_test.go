@@ -450,3 +450,27 @@ func TestConformanceBatches(t *testing.T) {
 		})
 	}
 }
+
+// The secret rule's shared cases (secrets.json, written with state-protocol's TS rule): look-alikes every
+// implementation allows, and field names with the path and kind each must report.
+func TestConformanceSecretCases(t *testing.T) {
+	var fixture struct {
+		Cases []struct {
+			Why    string          `json:"why"`
+			Value  json.RawMessage `json:"value"`
+			Refuse bool            `json:"refuse"`
+			Kind   string          `json:"kind"`
+			Path   string          `json:"path"`
+		} `json:"cases"`
+	}
+	readFixture(t, "secrets.json", &fixture)
+	if len(fixture.Cases) < 100 {
+		t.Fatalf("only %d cases", len(fixture.Cases))
+	}
+	for _, c := range fixture.Cases {
+		finding, found, err := FindSecret(c.Value)
+		if err != nil || found != c.Refuse || (found && (finding.Kind != c.Kind || finding.Path != c.Path)) {
+			t.Errorf("%s: %s: found %v %+v (%v), want refuse %v kind %q path %q", c.Why, c.Value, found, finding, err, c.Refuse, c.Kind, c.Path)
+		}
+	}
+}

@@ -19,12 +19,22 @@ import (
 var credentialWords = map[string]bool{
 	"password": true, "passwords": true, "passwd": true, "pwd": true, "passphrase": true,
 	"secret": true, "secrets": true, "token": true, "authorization": true,
-	"credential": true, "credentials": true, "cookie": true, "cookies": true, "apikey": true, "apikeys": true,
+	"credential": true, "credentials": true, "creds": true, "cookie": true, "cookies": true, "apikey": true, "apikeys": true,
+	"jwt": true, "jwts": true, "bearer": true,
 }
 
-var credentialPairFirstWords = map[string]bool{
+var keyPairFirstWords = map[string]bool{
 	"api": true, "private": true, "access": true, "secret": true, "signing": true, "encryption": true,
 }
+
+// credentialPairs: a last word, and the words before it that make a credential of it.
+var credentialPairs = map[string]map[string]bool{
+	"key": keyPairFirstWords, "keys": keyPairFirstWords,
+	"seed": {"nkey": true}, "seeds": {"nkey": true},
+}
+
+// encodingWords may follow a credential without making it something else: privateKeyPem, tokenValue.
+var encodingWords = map[string]bool{"pem": true, "der": true, "base": true, "hex": true, "jwk": true, "raw": true, "bytes": true, "value": true}
 
 func isSeparator(r rune) bool { return r == '_' || r == '.' || r == '-' || unicode.IsSpace(r) }
 func isUpper(c byte) bool     { return c >= 'A' && c <= 'Z' }
@@ -85,17 +95,25 @@ func FieldNameWords(name string) []string {
 	return words
 }
 
-// IsCredentialFieldName says whether a field name ends in a credential word or pair.
+// IsCredentialFieldName says whether a field name ends in a credential word or pair, possibly followed by
+// one encoding word (privateKeyPem, tokenValue).
 func IsCredentialFieldName(name string) bool {
 	words := FieldNameWords(name)
-	if len(words) == 0 {
+	if endsInCredential(words, len(words)) {
+		return true
+	}
+	return len(words) > 1 && encodingWords[words[len(words)-1]] && endsInCredential(words, len(words)-1)
+}
+
+func endsInCredential(words []string, end int) bool {
+	if end < 1 {
 		return false
 	}
-	last := words[len(words)-1]
+	last := words[end-1]
 	if credentialWords[last] {
 		return true
 	}
-	return len(words) >= 2 && (last == "key" || last == "keys") && credentialPairFirstWords[words[len(words)-2]]
+	return end >= 2 && credentialPairs[last][words[end-2]]
 }
 
 func plainStep(name string) bool {
@@ -174,6 +192,10 @@ func walkSecrets(decoder *json.Decoder, path string) (SecretFinding, bool, error
 				}
 				name, _ := nameToken.(string)
 				child := pathStep(path, name)
+				// A credential in a field's name is reported at the object holding it: the path never repeats it.
+				if kind := credentialShape(name); kind != "" {
+					return SecretFinding{Path: path, Kind: kind}, true, nil
+				}
 				if IsCredentialFieldName(name) {
 					return SecretFinding{Path: child, Kind: "field-name"}, true, nil
 				}

@@ -192,7 +192,7 @@ func credentialCorpus(t *testing.T) map[string][]string {
 		corpus["github-token"] = append(corpus["github-token"], "ghp_"+randomText(alnum, 36), "gho_"+randomText(alnum, 36), "ghs_"+randomText(alnum, 36), "github_pat_"+randomText(alnum+"_", 82))
 		corpus["gitlab-token"] = append(corpus["gitlab-token"], "glpat-"+randomText(urlSafe, 20))
 		corpus["slack-token"] = append(corpus["slack-token"], "xoxb-"+randomText("0123456789", 12)+"-"+randomText("0123456789", 13)+"-"+randomText(alnum, 24), "xoxp-"+randomText("0123456789", 11)+"-"+randomText(alnum, 30))
-		corpus["stripe-key"] = append(corpus["stripe-key"], "sk_live_"+randomText(alnum, 24), "rk_live_"+randomText(alnum, 40))
+		corpus["stripe-key"] = append(corpus["stripe-key"], "sk_live_"+randomText(alnum, 24), "rk_live_"+randomText(alnum, 40), "sk_test_"+randomText(alnum, 30))
 		corpus["google-api-key"] = append(corpus["google-api-key"], "AIza"+randomText(urlSafe, 35))
 		corpus["npm-token"] = append(corpus["npm-token"], "npm_"+randomText(alnum, 36))
 		corpus["api-key"] = append(corpus["api-key"], "sk-"+randomText(alnum, 48), "sk-proj-"+randomText(urlSafe, 100), "sk-ant-api03-"+randomText(urlSafe, 80))
@@ -285,7 +285,7 @@ func TestLookAlikesPass(t *testing.T) {
 		"The private key never leaves the machine; -----BEGIN PUBLIC KEY----- blocks are fine.",
 		"rotate the API key and the access token every 90 days", "token", "password: see vault/ops/db",
 		"BEGIN PRIVATE KEY without the dashes", "sk-learn is a library", "AKIA is a prefix of AWS key ids",
-		"ghp_short", "npm_" + randomText(alnum, 10), "glpat-short", "xoxb-", "sk_test_" + randomText(alnum, 24), "AIza" + randomText(urlSafe, 20),
+		"ghp_short", "npm_" + randomText(alnum, 10), "glpat-short", "xoxb-", "AIza" + randomText(urlSafe, 20),
 		"eyJub3QiOiJhIGp3dCJ9.eyJhIjoxfQ.c2ln", "a.b.c", "v1.2.3", "node-1.github.all", "1.2.3.4",
 		"SU" + randomText("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 56), // a seed's shape with a wrong checksum
 	}
