@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { credsAuthenticator } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { UsageError } from "./command.js";
+import { UsageError } from "./types.js";
 
 /** The connection options every command that talks to a server takes. */
 export interface ServerOptions {

@@ -5,7 +5,7 @@ import { createStateService, serveStdio } from "@mesh/runtime-state";
 import { pino } from "pino";
 import { bundleEnv, spawnBundle } from "../bundle-process.js";
 import { loadCatalogue } from "../catalogue-files.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 import { SERVER_ARG_OPTIONS } from "../connect.js";
 import { type DevMesh, startEmbeddedMesh, useNamedServer } from "../dev-mesh.js";
 

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state get BUCKET KEY --server URL [--creds FILE | --user U --password P] [--json]
 

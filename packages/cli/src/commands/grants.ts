@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { loadCatalogue } from "../catalogue-files.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state grants --catalogue DIR --machine NAME --assign MOD[,MOD...] [--format json|conf]
                          [--nkey UKEY | --password PASSWORD]

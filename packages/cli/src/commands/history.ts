@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state history BUCKET KEY --server URL [--creds FILE | --user U --password P] [--json]
 

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { Entry } from "@mesh/state-protocol";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
-import type { Command } from "../command.js";
+import type { Command } from "../types.js";
 
 const HELP = `Usage: mesh-state ls BUCKET [FILTER] --server URL [--creds FILE | --user U --password P] [--json]
 

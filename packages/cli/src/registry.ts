@@ -1,4 +1,4 @@
-import type { Command } from "./command.js";
+import type { Command } from "./types.js";
 
 /**
  * Every command, loaded only when run. One line per command: add yours here.
