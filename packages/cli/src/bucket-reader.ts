@@ -3,8 +3,8 @@ import { bucketName, parseReadReference } from "@mesh/manifest-schema";
 import { createStateService, type DeliverWatchEvents, StateRefusal, type StateService } from "@mesh/runtime-state";
 import type { StateMethod, StateParams, StateResult } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { UsageError } from "./types.js";
 import { connectToServer, SERVER_ARG_OPTIONS, type ServerOptions } from "./connect.js";
+import { UsageError } from "./types.js";
 
 /**
  * What `ls`, `get`, `watch` and `history` share: they read one bucket through runtime-state's service, with

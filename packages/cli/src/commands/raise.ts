@@ -5,8 +5,8 @@ import { controllerInboxPrefix } from "@mesh/grant-composer";
 import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
 import { type Level, pino } from "pino";
 import { readManifestFiles } from "../catalogue-files.js";
-import { type CliIo, type Command, UsageError } from "../types.js";
 import { connectToServer, SERVER_ARG_OPTIONS } from "../connect.js";
+import { type CliIo, type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR --server URL [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
