@@ -8,7 +8,11 @@ export interface Permissions {
   subscribe: { allow: string[] };
 }
 
-/** A composed grant: which user, the inbox prefix its connection must use, and its permissions. */
+/**
+ * A composed grant: which user, the inbox prefix its connection must use, and its permissions. To print,
+ * store or load it, render it (`renderGrantJson`, `renderStateAccountConfig`, `renderJwtPermissions`): a
+ * machine that needs nothing has an empty publish allow list here, which a server reads as no restriction.
+ */
 export interface Grant {
   user: string;
   inboxPrefix: string;

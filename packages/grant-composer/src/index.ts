@@ -2,7 +2,20 @@ export type { GrantErrorCode } from "./errors.js";
 export { GrantError } from "./errors.js";
 export type { ComposeMachineGrantInput, Grant, Permissions } from "./grant.js";
 export { composeControllerGrant, composeMachineGrant } from "./grant.js";
-export type { JwtPermission, RenderStateAccountInput, StateAccountUser } from "./render.js";
-export { renderJwtPermissions, renderStateAccount, renderStateAccountConfig } from "./render.js";
+export type {
+  GrantJson,
+  JwtPermission,
+  PermissionDirection,
+  RenderedPermissions,
+  RenderStateAccountInput,
+  StateAccountUser,
+} from "./render.js";
+export {
+  renderGrantJson,
+  renderJwtPermissions,
+  renderPermissions,
+  renderStateAccount,
+  renderStateAccountConfig,
+} from "./render.js";
 export type { Role } from "./subjects.js";
 export { bucketGrantSubjects, controllerInboxPrefix, machineInboxPrefix, machineUser } from "./subjects.js";

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import { composeMachineGrant, renderGrantJson, renderStateAccountConfig } from "@mesh/grant-composer";
 import { loadCatalogue } from "../catalogue-files.js";
 import { type Command, UsageError } from "../types.js";
 
@@ -14,7 +14,9 @@ Options:
   --catalogue DIR   folder of manifest *.json files
   --machine NAME    the machine (its user is state-NAME, its inbox prefix _INBOX_NAME)
   --assign MODS     the modules assigned to the machine, comma-separated
-  --format FORMAT   json (default): the grant; conf: the STATE account block for nats-server's config
+  --format FORMAT   json (default): the grant; its "permissions" load into nats-server as printed (nothing
+                    allowed is printed as deny: [">"], never as an empty allow list); conf: the STATE
+                    account block for nats-server's config
   --nkey UKEY       conf only: the user authenticates with this public nkey
   --password PW     conf only: the user authenticates with this password (development)
 
@@ -51,7 +53,7 @@ export const command: Command = {
       .filter((module) => module !== "");
     const grant = composeMachineGrant({ machine: values.machine, assignments, catalogue });
     if (values.format === "json") {
-      io.stdout.write(`${JSON.stringify(grant, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(renderGrantJson(grant), null, 2)}\n`);
       return 0;
     }
     if ((values.nkey === undefined) === (values.password === undefined)) {
