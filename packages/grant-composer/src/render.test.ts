@@ -106,7 +106,7 @@ describe("every rendered form", () => {
     expect({ publish: jwt.pub, subscribe: jwt.sub }).toEqual(permissions);
     const conf = renderStateAccountConfig({ users: [{ grant, password: "pw" }] });
     for (const [name, rendered] of Object.entries(permissions)) {
-      const [kind, subjects] = Object.entries(rendered)[0]!;
+      const [kind, subjects] = Object.entries(rendered)[0] as [string, string[]];
       expect(subjects.length, `${name} ${kind}`).toBeGreaterThan(0);
       expect(conf).toContain(`${name}: { ${kind}: ${JSON.stringify(subjects).replaceAll(",", ", ")} }`);
     }
