@@ -32,12 +32,37 @@ export async function connectToServer(
   if (options.creds && (options.user || options.password))
     throw new UsageError("give --creds or --user/--password, not both");
   const authenticator = options.creds ? credsAuthenticator(await readFile(options.creds)) : undefined;
-  return connect({
-    servers: options.server.split(","),
-    name,
-    ...(authenticator ? { authenticator } : {}),
-    ...(options.user ? { user: options.user, pass: options.password ?? "" } : {}),
-    ...(options.inboxPrefix ? { inboxPrefix: options.inboxPrefix } : {}),
-    ...tuning,
-  });
+  const servers = options.server.split(",").map((server) => server.trim());
+  try {
+    return await connect({
+      servers,
+      name,
+      ...(authenticator ? { authenticator } : {}),
+      ...(options.user ? { user: options.user, pass: options.password ?? "" } : {}),
+      ...(options.inboxPrefix ? { inboxPrefix: options.inboxPrefix } : {}),
+      ...tuning,
+    });
+  } catch (error) {
+    throw new ServerUnreachableError(servers, error);
+  }
+}
+
+/**
+ * No server of the list took the connection. The message names every server and what was tried: the client
+ * tries each server of the list once on a first connect, and gives up.
+ */
+export class ServerUnreachableError extends Error {
+  readonly code = "server-unreachable";
+  constructor(
+    readonly servers: readonly string[],
+    cause: unknown,
+  ) {
+    const count = `${servers.length} server${servers.length === 1 ? "" : "s"}`;
+    const reason = cause instanceof Error ? cause.message || cause.name : String(cause);
+    super(
+      `cannot connect to ${servers.join(", ")} (tried ${count}, 1 attempt each): ${reason} — is nats-server running there, and are the credentials right? Use --server URL or --context NAME`,
+      { cause },
+    );
+    this.name = "ServerUnreachableError";
+  }
 }
