@@ -6,6 +6,7 @@ export { issueBuckets } from "./issue.js";
 export { describeLoss } from "./loss.js";
 export { MAX_REPLICAS } from "./options.js";
 export { raise } from "./raise.js";
+export { describeShortfall } from "./store-check.js";
 export type {
   BucketField,
   BucketRef,
@@ -22,5 +23,6 @@ export type {
   Orphan,
   RaiseOptions,
   RaiseReport,
+  StoreShortfall,
   UpdatedBucket,
 } from "./types.js";

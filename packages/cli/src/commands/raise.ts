@@ -1,6 +1,13 @@
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
-import { ControllerKvError, describeLoss, type FieldChange, type RaiseReport, raise } from "@mesh/controller-kv";
+import {
+  ControllerKvError,
+  describeLoss,
+  describeShortfall,
+  type FieldChange,
+  type RaiseReport,
+  raise,
+} from "@mesh/controller-kv";
 import { controllerInboxPrefix } from "@mesh/grant-composer";
 import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
 import { type Level, pino } from "pino";
@@ -15,6 +22,8 @@ Asserts a bucket for every state declaration of the catalogue's manifests, as th
 creates what is missing, updates in place what can change without losing a value, and reports conflicts
 (what JetStream will not change, or what would discard stored values), orphans (buckets whose declaration is
 gone: kept) and dangling reads. Never deletes or purges a bucket. Exits 1 on any conflict or failure.
+First it reads the account's JetStream limits ($JS.API.INFO): when the buckets to create do not fit its file
+store beside what its streams reserve, it creates nothing and names the shortfall (NO STORAGE).
 
 Options:
   --catalogue DIR        folder of *.json manifests (every registered module)
@@ -89,7 +98,8 @@ export const command: Command = {
     }
     io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, values.server ?? ""));
     if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
-    return report.conflicts.length > 0 || report.failed.length > 0 || report.notAttempted.length > 0 ? 1 : 0;
+    const problems = report.conflicts.length + report.failed.length + report.notAttempted.length;
+    return problems > 0 || report.storeShortfall ? 1 : 0;
   },
 };
 
@@ -141,6 +151,7 @@ function formatChange(change: FieldChange): string {
 /** The report as a table a person reads: one line per bucket, conflicts with what to do. */
 export function formatReport(report: RaiseReport, server: string): string {
   const rows: [string, string, string][] = [];
+  if (report.storeShortfall) rows.push(["NO STORAGE", "", describeShortfall(report.storeShortfall)]);
   for (const bucket of report.created) {
     const s = bucket.settings;
     const ttl = formatValue("ttl", s.ttl);
