@@ -12,10 +12,10 @@ import { controllerInboxPrefix } from "@mesh/grant-composer";
 import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
 import { type Level, pino } from "pino";
 import { readManifestFiles } from "../catalogue-files.js";
-import { connectToServer, SERVER_ARG_OPTIONS } from "../connect.js";
+import { connectToServer, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
 import { type CliIo, type Command, UsageError } from "../types.js";
 
-const HELP = `Usage: mesh-state raise --catalogue DIR --server URL [--creds FILE | --user U --password P]
+const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
@@ -27,9 +27,8 @@ store beside what its streams reserve, it creates nothing and names the shortfal
 
 Options:
   --catalogue DIR        folder of *.json manifests (every registered module)
-  --server URL           nats://host:port, comma-separated for a cluster
-  --creds FILE           credentials file, or --user/--password
-  --inbox-prefix P       default _INBOX_ctl_<user> (the controller grant's inbox)
+${SERVER_HELP_OPTIONS}
+  --inbox-prefix P       default the context's, else _INBOX_ctl_<user> (the controller grant's inbox)
   --replicas N           1 on one server (default), 3 on a cluster
   --plan                 compute the report and write nothing
   --accept-loss BUCKET   apply a history or ttl cut of this bucket although the report shows values it discards
@@ -41,6 +40,7 @@ Options:
 Example:
   mesh-state raise --catalogue ./manifests --server nats://127.0.0.1:4222 \\
     --user controller --password "$STATE_PASSWORD" --replicas 1 --plan
+  mesh-state raise --catalogue ./manifests --context state-controller   # a NATS CLI context
 `;
 
 export const command: Command = {
@@ -71,12 +71,12 @@ export const command: Command = {
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
     const catalogue = await loadManifests(values.catalogue, io);
+    const server = await resolveServerOptions(values, io.env);
     const connection = await connectToServer(
-      {
-        ...values,
-        inboxPrefix: values["inbox-prefix"] ?? controllerInboxPrefix(values.user ?? "controller"),
-      },
+      { ...server, inboxPrefix: server.inboxPrefix ?? controllerInboxPrefix(server.user ?? "controller") },
       "mesh-state raise",
+      {},
+      io.env,
     );
     let report: RaiseReport;
     let failure: ControllerKvError | undefined;
@@ -96,7 +96,7 @@ export const command: Command = {
     } finally {
       await connection.close();
     }
-    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, values.server ?? ""));
+    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, server.server ?? ""));
     if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
     const problems = report.conflicts.length + report.failed.length + report.notAttempted.length;
     return problems > 0 || report.storeShortfall ? 1 : 0;
