@@ -15,11 +15,11 @@ const catalogue = join(dir, "catalogue");
 mkdirSync(catalogue);
 writeFileSync(join(catalogue, "agent.json"), JSON.stringify({ name: "agent", state: { notes: {} } }));
 /** An environment without the caller's NATS settings: HOME and XDG_CONFIG_HOME point at an empty folder. */
-const cleanEnv = (extra: Record<string, string> = {}) => {
+const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
   const { NATS_URL: _url, NATS_CONTEXT: _context, ...rest } = process.env;
   return { ...rest, HOME: join(dir, "home"), XDG_CONFIG_HOME: join(dir, "empty-config"), ...extra };
 };
-const plan = (args: string[], env = cleanEnv()) =>
+const plan = (args: string[], env: NodeJS.ProcessEnv = cleanEnv()) =>
   meshState(["raise", "--catalogue", catalogue, "--plan", ...args], { env });
 const planned = /^plan \(nothing written\) on (\S+), replicas 1\ncreated\s+mod_agent_notes/;
 
@@ -158,7 +158,6 @@ it("--tlscert, --tlskey and --tlsca, with a CA made for this test", async () => 
     join(tls, "ca.pem"),
   ]);
   expect(ok.stdout, ok.stderr).toMatch(planned);
-  // Without the client certificate the server refuses the connection (verify: true).
   // The server requires TLS and a client certificate (verify: true), and its certificate is trusted only
   // through --tlsca: a plan that connects proves all three options. (Without a client certificate nats.js
   // gives up only at its 20 s connect timeout, measured, so that case is not run here.)
