@@ -1,4 +1,4 @@
-import { machineInboxPrefix } from "@mesh/grant-composer";
+import { inspectorInboxPrefix, machineInboxPrefix } from "@mesh/grant-composer";
 import { bucketName, parseReadReference } from "@mesh/manifest-schema";
 import { createStateService, type DeliverWatchEvents, StateRefusal, type StateService } from "@mesh/runtime-state";
 import type { StateMethod, StateParams, StateResult } from "@mesh/state-protocol";
@@ -30,7 +30,8 @@ ${SERVER_HELP_OPTIONS}
                        connect as a user with the bucket's reader subjects: the inspector (every bucket,
                        read-only), or the state user of a machine whose modules own or read it
   --inbox-prefix P     default the context's, else _INBOX_<machine> for a user state-<machine> (its grant's
-                       inbox), else _INBOX
+                       inbox), _INBOX_insp_inspector for the user inspector, else _INBOX; an inspector
+                       named otherwise: _INBOX_insp_<user>
   --json               machine-readable output`;
 
 export interface BucketReader {
@@ -46,8 +47,12 @@ export interface BucketReader {
   close(): Promise<void>;
 }
 
-/** The inbox prefix the grant of `user` allows: a machine's state user subscribes only below its own. */
+/**
+ * The inbox prefix the grant of `user` allows: a machine's state user subscribes only below its own, and
+ * the inspector (default name `inspector`) below `_INBOX_insp_inspector`.
+ */
 export function defaultInboxPrefix(user: string | undefined): string | undefined {
+  if (user === "inspector") return inspectorInboxPrefix(user);
   const machine = user === undefined ? undefined : /^state-([a-z][a-z0-9-]{0,62})$/.exec(user)?.[1];
   return machine === undefined ? undefined : machineInboxPrefix(machine);
 }

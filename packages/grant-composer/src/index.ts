@@ -1,7 +1,7 @@
 export type { GrantErrorCode } from "./errors.js";
 export { GrantError } from "./errors.js";
 export type { ComposeMachineGrantInput, Grant, Permissions } from "./grant.js";
-export { composeControllerGrant, composeMachineGrant } from "./grant.js";
+export { composeControllerGrant, composeInspectorGrant, composeMachineGrant } from "./grant.js";
 export type {
   GrantJson,
   JwtPermission,
@@ -18,4 +18,10 @@ export {
   renderStateAccountConfig,
 } from "./render.js";
 export type { Role } from "./subjects.js";
-export { bucketGrantSubjects, controllerInboxPrefix, machineInboxPrefix, machineUser } from "./subjects.js";
+export {
+  bucketGrantSubjects,
+  controllerInboxPrefix,
+  inspectorInboxPrefix,
+  machineInboxPrefix,
+  machineUser,
+} from "./subjects.js";

@@ -8,6 +8,7 @@ import { check, expect, type Recorder } from "./check.js";
 import { GrantProofError } from "./errors.js";
 import { eavesdropChecks, escapeChecks } from "./escape.js";
 import { FIXTURE, type ProofUser, proofAccountsConfig, proofCatalogue, proofUsers } from "./fixture.js";
+import { inspectorChecks } from "./inspector.js";
 import { type MatrixClients, ownerChecks, readerChecks, type SeededBucket, strangerChecks } from "./matrix.js";
 import { minimalityChecks } from "./minimality.js";
 import { connectClient, putValue, type StateClient } from "./operations.js";
@@ -122,6 +123,7 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
           return `revision ${await putValue(idle, FIXTURE.small, "idle.k", "x")}`;
         },
       );
+      await inspectorChecks(recorder, timeoutMs);
       await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
       const rows = recorder.rows;
       return {

@@ -79,3 +79,56 @@ async function nextPermissionError(connection: NatsConnection): Promise<string> 
   }
   throw new Error("the connection closed before the server reported a permission violation");
 }
+
+it("the inspector, loaded as printed, lists a bucket with ls and cannot write to it", async () => {
+  writeFileSync(join(dir, "agent.json"), JSON.stringify({ name: "agent", state: { notes: {} } }));
+  const printed = await meshState([
+    "grants",
+    "--catalogue",
+    dir,
+    "--inspector",
+    "--format",
+    "conf",
+    "--password",
+    "pw",
+  ]);
+  expect(printed.code, printed.stderr).toBe(0);
+  await using server = await startServer({
+    config: printed.stdout.replace("users: [\n", `users: [\n      ${ADMIN},\n`),
+  });
+  const admin = await connect({ servers: server.url, user: "admin", pass: "admin" });
+  try {
+    const jsm = await jetstreamManager(admin);
+    await jsm.streams.add({ name: "KV_mod_agent_notes", subjects: ["$KV.mod_agent_notes.>"], allow_direct: true });
+    await jsm.jetstream().publish("$KV.mod_agent_notes.all.a", JSON.stringify({ n: 1 }));
+    const ls = await meshState([
+      "ls",
+      "agent.notes",
+      "--server",
+      server.url,
+      "--user",
+      "inspector",
+      "--password",
+      "pw",
+      "--json",
+    ]);
+    expect(ls.code, ls.stderr).toBe(0);
+    expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ key: "all.a", value: { n: 1 } })]);
+    const inspector = await connect({
+      servers: server.url,
+      user: "inspector",
+      pass: "pw",
+      inboxPrefix: "_INBOX_insp_inspector",
+    });
+    try {
+      const refused = nextPermissionError(inspector);
+      inspector.publish("$KV.mod_agent_notes.all.a", "x");
+      expect(await refused).toMatch(/publish to "\$KV\.mod_agent_notes\.all\.a"/i);
+    } finally {
+      await inspector.close();
+    }
+    expect((await jsm.streams.info("KV_mod_agent_notes")).state.consumer_count).toBe(0);
+  } finally {
+    await admin.close();
+  }
+});
