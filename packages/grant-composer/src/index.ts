@@ -1,3 +1,5 @@
+export type { IssueCredentialsInput, IssuedCredentials } from "./credentials.js";
+export { issueUserCredentials } from "./credentials.js";
 export type { GrantErrorCode } from "./errors.js";
 export { GrantError } from "./errors.js";
 export type { ComposeMachineGrantInput, Grant, Permissions } from "./grant.js";
