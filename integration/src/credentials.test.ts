@@ -1,3 +1,8 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { composeMachineGrant, issueUserCredentials } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
@@ -6,7 +11,7 @@ import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from "@nats-io/jw
 import { credsAuthenticator } from "@nats-io/nats-core";
 import { createAccount, createOperator, createUser } from "@nats-io/nkeys";
 import { connect } from "@nats-io/transport-node";
-import { expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 
 // Decentralized auth, on a real server in operator mode with a memory resolver preloaded with the state
 // account: a machine connects with the .creds issued from its composed grant and can do exactly its grant.
@@ -15,6 +20,10 @@ const catalogue = parseCatalogue([
   { name: "licence", state: { bindings: {} } },
   { name: "other", state: { secrets: {} } },
 ]);
+
+const dir = mkdtempSync(join(tmpdir(), "creds-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const main = fileURLToPath(new URL("../../packages/cli/dist/main.js", import.meta.url));
 
 it("a machine's signed .creds connect it, and allow exactly its grant", async () => {
   const operator = createOperator();
@@ -47,12 +56,24 @@ it("a machine's signed .creds connect it, and allow exactly its grant", async ()
   const adminJwt = await encodeUser("admin", adminKey, state);
   const admin = await connect({ servers: server.url, authenticator: credsAuthenticator(fmtCreds(adminJwt, adminKey)) });
   const grant = composeMachineGrant({ machine: "node-1", assignments: ["agent"], catalogue });
-  const issued = await issueUserCredentials({
+  const library = await issueUserCredentials({
     grant,
     account: state.getPublicKey(),
     signingKeySeed: new TextDecoder().decode(signing.getSeed()),
   });
-  expect(issued.creds).toMatch(/-----BEGIN NATS USER JWT-----\n.+\n------END NATS USER JWT------/);
+  expect(library.creds).toMatch(/-----BEGIN NATS USER JWT-----\n.+\n------END NATS USER JWT------/);
+  // The same, as an operator issues it: `mesh-state creds` writes the file the machine connects with.
+  for (const manifest of catalogue) writeFileSync(join(dir, `${manifest.name}.json`), JSON.stringify(manifest));
+  writeFileSync(join(dir, "signing.nk"), new TextDecoder().decode(signing.getSeed()));
+  const out = join(dir, "node-1.creds");
+  const printed = execFileSync(process.execPath, [
+    main,
+    "creds",
+    ...["--catalogue", dir, "--machine", "node-1", "--assign", "agent"],
+    ...["--account", state.getPublicKey(), "--signing-key", join(dir, "signing.nk"), "--out", out],
+  ]).toString();
+  expect(printed).toContain(`${out}: state-node-1 (U`);
+  const issued = { creds: readFileSync(out, "utf8") };
   const machine = await connect({
     servers: server.url,
     authenticator: credsAuthenticator(new TextEncoder().encode(issued.creds)),
