@@ -29,6 +29,15 @@ describe("composed grants against a real nats-server", () => {
         expect(covered(role, operation), `${role} ${operation}`).toBe(true);
       }
     }
+    for (const operation of [
+      "get",
+      "keys",
+      "history",
+      "no consumer outlives its read",
+      "put",
+      "delete bucket (STREAM.DELETE)",
+    ])
+      expect(covered("inspector", operation), `inspector ${operation}`).toBe(true);
     expect(result.rows.filter((row) => row.role.includes(" minus ")).length).toBeGreaterThanOrEqual(20);
   });
 });

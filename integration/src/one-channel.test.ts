@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { assertBuildIsFresh } from "@mesh/nats-harness";
 import { describe, expect, it } from "vitest";
 import type { OneChannelReport } from "./one-channel/host.js";
+import { buildGoBundle } from "./sdk-go/go-mesh.js";
 
 const integrationRoot = fileURLToPath(new URL("../", import.meta.url));
 const host = join(integrationRoot, "dist/one-channel-host.js");
@@ -35,6 +36,17 @@ describe("one channel: a host's own verb and the state verbs on one stdio", () =
     expect(report.watchBatches).toBeGreaterThanOrEqual(1);
     // Host events and watch batches were awaiting the bundle at the same time (the bundle holds its event
     // answers until the watch has seen every put).
+    expect(report.batchesBesideEvents).toBeGreaterThanOrEqual(1);
+    expect(report.maxHostRequestsInFlight).toBeGreaterThan(1);
+  });
+
+  it("a Go bundle does the same through sdk-go's Attach", async () => {
+    using bundle = await buildGoBundle("./internal/bundles/onechannel");
+    const { code, report } = await runHost([bundle.path, "50"]);
+    expect(code).toBe(0);
+    expect(report).toMatchObject({ echoes: 50, eventsSent: 50, eventsAnswered: 50, eventsWrong: 0, bundleExit: 0 });
+    expect(report.stateRequests).toBe(52);
+    expect(report.watchBatches).toBeGreaterThanOrEqual(1);
     expect(report.batchesBesideEvents).toBeGreaterThanOrEqual(1);
     expect(report.maxHostRequestsInFlight).toBeGreaterThan(1);
   });

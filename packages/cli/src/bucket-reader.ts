@@ -1,10 +1,16 @@
-import { machineInboxPrefix } from "@mesh/grant-composer";
+import { inspectorInboxPrefix, machineInboxPrefix } from "@mesh/grant-composer";
 import { bucketName, parseReadReference } from "@mesh/manifest-schema";
 import { createStateService, type DeliverWatchEvents, StateRefusal, type StateService } from "@mesh/runtime-state";
 import type { StateMethod, StateParams, StateResult } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { UsageError } from "./command.js";
-import { connectToServer, SERVER_ARG_OPTIONS, type ServerOptions } from "./connect.js";
+import {
+  connectToServer,
+  resolveServerOptions,
+  SERVER_ARG_OPTIONS,
+  SERVER_HELP_OPTIONS,
+  type ServerOptions,
+} from "./connect.js";
+import { UsageError } from "./types.js";
 
 /**
  * What `ls`, `get`, `watch` and `history` share: they read one bucket through runtime-state's service, with
@@ -20,10 +26,12 @@ export const READER_ARG_OPTIONS = { ...SERVER_ARG_OPTIONS, json: { type: "boolea
 const OPERATOR_MODULE = "operator";
 
 export const READER_HELP_OPTIONS = `  BUCKET               <module>.<name>, as a module's \`reads\` names it: operators-agent.mcp-servers
-  --server URL         nats://host:port (comma-separated for a cluster), into the state account
-  --creds FILE         credentials file, or --user/--password: a user with the bucket's reader subjects,
-                       e.g. the state user of a machine whose modules own or read it (state-<machine>)
-  --inbox-prefix P     default _INBOX_<machine> for a user state-<machine> (its grant's inbox), else _INBOX
+${SERVER_HELP_OPTIONS}
+                       connect as a user with the bucket's reader subjects: the inspector (every bucket,
+                       read-only), or the state user of a machine whose modules own or read it
+  --inbox-prefix P     default the context's, else _INBOX_<machine> for a user state-<machine> (its grant's
+                       inbox), _INBOX_insp_inspector for the user inspector, else _INBOX; an inspector
+                       named otherwise: _INBOX_insp_<user>
   --json               machine-readable output`;
 
 export interface BucketReader {
@@ -39,16 +47,21 @@ export interface BucketReader {
   close(): Promise<void>;
 }
 
-/** The inbox prefix the grant of `user` allows: a machine's state user subscribes only below its own. */
+/**
+ * The inbox prefix the grant of `user` allows: a machine's state user subscribes only below its own, and
+ * the inspector (default name `inspector`) below `_INBOX_insp_inspector`.
+ */
 export function defaultInboxPrefix(user: string | undefined): string | undefined {
+  if (user === "inspector") return inspectorInboxPrefix(user);
   const machine = user === undefined ? undefined : /^state-([a-z][a-z0-9-]{0,62})$/.exec(user)?.[1];
   return machine === undefined ? undefined : machineInboxPrefix(machine);
 }
 
 export async function openBucketReader(
   reference: string | undefined,
-  options: ServerOptions & { "inbox-prefix"?: string },
+  given: ServerOptions & { "inbox-prefix"?: string },
   command: string,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<BucketReader> {
   const parts = reference === undefined ? undefined : parseReadReference(reference);
   if (!parts || reference === undefined)
@@ -56,12 +69,14 @@ export async function openBucketReader(
       `BUCKET is <module>.<name> (e.g. operators-agent.mcp-servers), got ${JSON.stringify(reference ?? "")}`,
     );
   const bucket = bucketName(parts.module, parts.name);
-  const inboxPrefix = options["inbox-prefix"] ?? defaultInboxPrefix(options.user);
+  const options = await resolveServerOptions(given, env);
+  const inboxPrefix = options.inboxPrefix ?? defaultInboxPrefix(options.user);
   const connection: NatsConnection = await connectToServer(
     { ...options, ...(inboxPrefix ? { inboxPrefix } : {}) },
     `mesh-state ${command}`,
     // A runtime connection: no stack captured per request for async traces (runtime-state's README).
     { noAsyncTraces: true },
+    env,
   );
   const service = createStateService({
     connection,

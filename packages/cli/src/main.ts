@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { type CliIo, UsageError } from "./command.js";
-import { COMMANDS } from "./commands.js";
+import { COMMANDS } from "./registry.js";
+import { type CliIo, UsageError } from "./types.js";
 
 const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 

@@ -11,7 +11,7 @@ const run = promisify(execFile);
 /** Runs `mesh-state ARGS...` to completion; a non-zero exit is a result, not a throw. */
 export async function meshState(
   args: readonly string[],
-  options: { cwd?: string } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], options);

@@ -9,6 +9,8 @@ export type ControllerKvErrorCode =
   | "denied"
   /** Some creates or updates failed; `report` holds what was done and `report.failed` what was not. */
   | "incomplete"
+  /** The buckets to create do not fit the account's file store: nothing was created; `report.storeShortfall` says by how much. */
+  | "no-storage"
   /** `issueBuckets` of a module the catalogue does not hold. */
   | "unknown-module";
 

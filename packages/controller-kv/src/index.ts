@@ -11,6 +11,7 @@ export { issueBuckets } from "./issue.js";
 export { describeLoss } from "./loss.js";
 export { MAX_REPLICAS } from "./options.js";
 export { raise } from "./raise.js";
+export { describeShortfall } from "./store-check.js";
 export type {
   BucketField,
   BucketRef,
@@ -27,5 +28,6 @@ export type {
   Orphan,
   RaiseOptions,
   RaiseReport,
+  StoreShortfall,
   UpdatedBucket,
 } from "./types.js";

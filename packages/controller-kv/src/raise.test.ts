@@ -150,7 +150,8 @@ describe("raise against a real server", () => {
     const report = await raise({ connection: controller, catalogue, replicas: 1, plan: true });
     expect(report.plan).toBe(true);
     expect(report.created.map((bucket) => bucket.bucket)).toEqual(["mod_plan-only_later"]);
-    expect(await admin.takeControllerRequests()).toEqual(["$JS.API.STREAM.LIST"]);
+    // The listing, and the account's storage limit that the bucket to create must fit (store-check.ts).
+    expect(await admin.takeControllerRequests()).toEqual(["$JS.API.STREAM.LIST", "$JS.API.INFO"]);
     await expect(admin.jsm.streams.info("KV_mod_plan-only_later")).rejects.toThrow(/stream not found/);
   });
 

@@ -23,6 +23,7 @@ import { ApiRequestError, type JetStreamApi, jetStreamApi, type StreamListing } 
 import { lossMayBeAccepted, measureLoss } from "./loss.js";
 import { checkRaiseOptions, silentLogger } from "./options.js";
 import { forEachBounded, NotSentError, stopGate } from "./stop-gate.js";
+import { describeShortfall, storeShortfall } from "./store-check.js";
 import type { BucketRef, Conflict, FieldChange, Loss, RaiseOptions, RaiseReport } from "./types.js";
 
 /**
@@ -49,6 +50,12 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
   const gate = stopGate(jetStreamApi(connection, timeoutMs));
   const declared = declaredBuckets(catalogue);
   const report = emptyReport(plan, replicas);
+  const shortfall = await storeShortfall({ connection, timeoutMs, declared, existing, missing, replicas });
+  if (shortfall) {
+    report.storeShortfall = shortfall;
+    logger.error(shortfall, describeShortfall(shortfall));
+    if (!plan) throw new ControllerKvError("no-storage", describeShortfall(shortfall), { report });
+  }
 
   // Each bucket writes into a part of its own, merged in declaration order, so the report does not depend
   // on which request answered first.

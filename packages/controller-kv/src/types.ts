@@ -201,6 +201,20 @@ export interface RaiseReport {
   notAttempted: NotAttemptedBucket[];
   /** Buckets at or above 90 % of their max bytes, fullest first. */
   nearlyFull: NearlyFullBucket[];
+  /** Set when the buckets to create do not fit the account's file store: then nothing is created. */
+  storeShortfall?: StoreShortfall;
+}
+
+/** What a raise would reserve beyond the account's file store limit (`$JS.API.INFO`), in bytes. */
+export interface StoreShortfall {
+  /** The buckets to create or grow. */
+  buckets: string[];
+  /** Their max bytes times replicas, beyond what they reserve today. */
+  needed: number;
+  /** The account's limit less what its streams reserve. */
+  available: number;
+  limit: number;
+  reserved: number;
 }
 
 /** The settings of a bucket as the raise makes them. */

@@ -1,7 +1,7 @@
 import { bucketName, type Catalogue, parseCatalogue } from "@mesh/manifest-schema";
 import { describe, expect, it } from "vitest";
 import { GrantError } from "./errors.js";
-import { composeControllerGrant, composeMachineGrant } from "./grant.js";
+import { composeControllerGrant, composeInspectorGrant, composeMachineGrant } from "./grant.js";
 import { bucketGrantSubjects } from "./subjects.js";
 
 const catalogue = parseCatalogue([
@@ -139,5 +139,29 @@ describe("composeControllerGrant", () => {
     expect(grant.permissions.subscribe.allow).toEqual(["_INBOX_ctl_controller.>"]);
     for (const subject of grant.permissions.publish.allow) expect(subject).not.toMatch(/DELETE|PURGE|\$KV|>$/);
     expect(grant.permissions.publish.allow).toEqual([...grant.permissions.publish.allow].sort());
+  });
+});
+
+describe("composeInspectorGrant", () => {
+  const inspected = parseCatalogue([
+    { name: "agent", state: { notes: {}, config: {} } },
+    { name: "dashboard", reads: ["agent.notes"] },
+  ]);
+  it("reads every declared bucket as a reader does, and writes none", () => {
+    const grant = composeInspectorGrant({ catalogue: inspected });
+    expect(grant.user).toBe("inspector");
+    expect(grant.inboxPrefix).toBe("_INBOX_insp_inspector");
+    const reader = [
+      ...bucketGrantSubjects("mod_agent_config", "reader"),
+      ...bucketGrantSubjects("mod_agent_notes", "reader"),
+    ].sort();
+    expect(grant.permissions.publish.allow).toEqual(reader);
+    for (const subject of grant.permissions.publish.allow)
+      expect(subject).not.toMatch(/^\$KV\.|DELETE\.KV_[^.]+$|PURGE|STREAM/);
+    expect(grant.permissions.subscribe.allow).toEqual(["_INBOX_insp_inspector.>"]);
+  });
+  it("takes another user name, and refuses one that is not a name", () => {
+    expect(composeInspectorGrant({ catalogue: inspected, user: "ops" }).inboxPrefix).toBe("_INBOX_insp_ops");
+    expect(() => composeInspectorGrant({ catalogue: inspected, user: "a b" })).toThrow(/not valid/);
   });
 });

@@ -1,6 +1,19 @@
-import { bucketName, type Catalogue, MachineNameSchema, parseReadReference } from "@mesh/manifest-schema";
+import {
+  bucketName,
+  type Catalogue,
+  declaredBuckets,
+  MachineNameSchema,
+  parseReadReference,
+} from "@mesh/manifest-schema";
 import { GrantError } from "./errors.js";
-import { bucketGrantSubjects, controllerInboxPrefix, machineInboxPrefix, machineUser, type Role } from "./subjects.js";
+import {
+  bucketGrantSubjects,
+  controllerInboxPrefix,
+  inspectorInboxPrefix,
+  machineInboxPrefix,
+  machineUser,
+  type Role,
+} from "./subjects.js";
 
 /** A NATS user's permissions, as composed: allow lists only, sorted, without duplicates. */
 export interface Permissions {
@@ -8,7 +21,11 @@ export interface Permissions {
   subscribe: { allow: string[] };
 }
 
-/** A composed grant: which user, the inbox prefix its connection must use, and its permissions. */
+/**
+ * A composed grant: which user, the inbox prefix its connection must use, and its permissions. To print,
+ * store or load it, render it (`renderGrantJson`, `renderStateAccountConfig`, `renderJwtPermissions`): a
+ * machine that needs nothing has an empty publish allow list here, which a server reads as no restriction.
+ */
 export interface Grant {
   user: string;
   inboxPrefix: string;
@@ -92,5 +109,30 @@ export function composeControllerGrant(options: { user?: string } = {}): Grant {
       },
       subscribe: { allow: [`${inboxPrefix}.>`] },
     },
+  };
+}
+
+/**
+ * The inspector: an operator's read-only user. It reads every bucket the catalogue declares, with exactly a
+ * reader's subjects per bucket — direct gets, and the ephemeral consumers a reader creates, pulls from and
+ * deletes (so no consumer it creates outlives it: the runtime's reads give each an inactivity threshold) —
+ * and writes none. It is what `mesh-state ls|get|watch|history` connect as. Recompose it when the catalogue
+ * changes: a bucket declared later is not in it.
+ *
+ * @example composeInspectorGrant({ catalogue }) // { user: "inspector", inboxPrefix: "_INBOX_insp_inspector", ... }
+ */
+export function composeInspectorGrant(input: { catalogue: Catalogue; user?: string }): Grant {
+  const user = input.user ?? "inspector";
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(user))
+    throw new GrantError("bad-user", `inspector user ${JSON.stringify(user)} is not valid: letters, digits, _ and -`);
+  const publish = new Set<string>();
+  for (const bucket of declaredBuckets(input.catalogue)) {
+    for (const subject of bucketGrantSubjects(bucket.bucket, "reader")) publish.add(subject);
+  }
+  const inboxPrefix = inspectorInboxPrefix(user);
+  return {
+    user,
+    inboxPrefix,
+    permissions: { publish: { allow: [...publish].sort() }, subscribe: { allow: [`${inboxPrefix}.>`] } },
   };
 }

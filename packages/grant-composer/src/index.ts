@@ -1,8 +1,29 @@
+export type { IssueCredentialsInput, IssuedCredentials } from "./credentials.js";
+export { issueUserCredentials } from "./credentials.js";
 export type { GrantErrorCode } from "./errors.js";
 export { GrantError } from "./errors.js";
 export type { ComposeMachineGrantInput, Grant, Permissions } from "./grant.js";
-export { composeControllerGrant, composeMachineGrant } from "./grant.js";
-export type { JwtPermission, RenderStateAccountInput, StateAccountUser } from "./render.js";
-export { renderJwtPermissions, renderStateAccount, renderStateAccountConfig } from "./render.js";
+export { composeControllerGrant, composeInspectorGrant, composeMachineGrant } from "./grant.js";
+export type {
+  GrantJson,
+  JwtPermission,
+  PermissionDirection,
+  RenderedPermissions,
+  RenderStateAccountInput,
+  StateAccountUser,
+} from "./render.js";
+export {
+  renderGrantJson,
+  renderJwtPermissions,
+  renderPermissions,
+  renderStateAccount,
+  renderStateAccountConfig,
+} from "./render.js";
 export type { Role } from "./subjects.js";
-export { bucketGrantSubjects, controllerInboxPrefix, machineInboxPrefix, machineUser } from "./subjects.js";
+export {
+  bucketGrantSubjects,
+  controllerInboxPrefix,
+  inspectorInboxPrefix,
+  machineInboxPrefix,
+  machineUser,
+} from "./subjects.js";

@@ -6,7 +6,13 @@ import { parseCatalogue } from "@mesh/manifest-schema";
 import { afterAll, describe, expect, it } from "vitest";
 import { GrantError } from "./errors.js";
 import { composeControllerGrant, composeMachineGrant } from "./grant.js";
-import { renderJwtPermissions, renderStateAccount, renderStateAccountConfig } from "./render.js";
+import {
+  renderGrantJson,
+  renderJwtPermissions,
+  renderPermissions,
+  renderStateAccount,
+  renderStateAccountConfig,
+} from "./render.js";
 
 const catalogue = parseCatalogue([
   { name: "operators-agent", state: { "mcp-servers": {} }, reads: ["licence-manager.bindings"] },
@@ -84,5 +90,33 @@ describe("renderJwtPermissions", () => {
       sub: { allow: ["_INBOX_node-1.>"] },
     });
     expect(renderJwtPermissions(idle).pub).toEqual({ deny: [">"] });
+  });
+});
+
+describe("every rendered form", () => {
+  const controller = composeControllerGrant();
+  it.each([
+    ["a machine", machine],
+    ["a machine that needs nothing", idle],
+    ["the controller", controller],
+  ])("agrees for %s, and never carries an empty allow list", (_, grant) => {
+    const permissions = renderPermissions(grant);
+    expect(renderGrantJson(grant).permissions).toEqual(permissions);
+    const jwt = renderJwtPermissions(grant);
+    expect({ publish: jwt.pub, subscribe: jwt.sub }).toEqual(permissions);
+    const conf = renderStateAccountConfig({ users: [{ grant, password: "pw" }] });
+    for (const [name, rendered] of Object.entries(permissions)) {
+      const [kind, subjects] = Object.entries(rendered)[0] as [string, string[]];
+      expect(subjects.length, `${name} ${kind}`).toBeGreaterThan(0);
+      expect(conf).toContain(`${name}: { ${kind}: ${JSON.stringify(subjects).replaceAll(",", ", ")} }`);
+    }
+    expect(JSON.stringify(renderGrantJson(grant))).not.toContain('"allow":[]');
+  });
+
+  it("denies everything to a machine that needs nothing", () => {
+    expect(renderGrantJson(idle).permissions).toEqual({
+      publish: { deny: [">"] },
+      subscribe: { allow: ["_INBOX_idle.>"] },
+    });
   });
 });

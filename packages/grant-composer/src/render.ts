@@ -30,12 +30,50 @@ function size(option: string, value: string): string {
   return value;
 }
 
+/** One direction of a user's permissions as a server reads it: an allow list, or deny-all when nothing is allowed. */
+export type PermissionDirection = { allow: string[] } | { deny: string[] };
+
+/** A grant's permissions as every rendered form carries them: the server config, the JSON form and a JWT. */
+export interface RenderedPermissions {
+  publish: PermissionDirection;
+  subscribe: PermissionDirection;
+}
+
 /**
  * nats-server and nats-jwt read an empty allow list as "no restriction" (measured: a user with
- * `publish: { allow: [] }` published anywhere in its account), so nothing allowed is written as deny-all.
+ * `publish: { allow: [] }` published anywhere in its account and deleted a stream), so nothing allowed is
+ * written as deny-all. Every renderer goes through this one function, so the forms cannot disagree.
  */
-const direction = (allow: readonly string[]) => (allow.length === 0 ? `{ deny: [">"] }` : `{ allow: ${list(allow)} }`);
-const jwtDirection = (allow: readonly string[]) => (allow.length === 0 ? { deny: [">"] } : { allow: [...allow] });
+const direction = (allow: readonly string[]): PermissionDirection =>
+  allow.length === 0 ? { deny: [">"] } : { allow: [...allow] };
+
+/** A grant's permissions, safe to load as they are: no direction is ever an empty allow list. */
+export function renderPermissions(grant: Grant): RenderedPermissions {
+  return {
+    publish: direction(grant.permissions.publish.allow),
+    subscribe: direction(grant.permissions.subscribe.allow),
+  };
+}
+
+/** A grant as printed and stored (`mesh-state grants --format json`): its `permissions` load into nats-server as they are. */
+export interface GrantJson {
+  user: string;
+  inboxPrefix: string;
+  permissions: RenderedPermissions;
+}
+
+/**
+ * The JSON form of a grant. Print this, not the `Grant` itself: for a machine that needs nothing a `Grant`
+ * holds an empty allow list, which a server reads as no restriction.
+ *
+ * @example renderGrantJson(composeMachineGrant({ machine: "idle", assignments: [], catalogue })).permissions.publish // { deny: [">"] }
+ */
+export function renderGrantJson(grant: Grant): GrantJson {
+  return { user: grant.user, inboxPrefix: grant.inboxPrefix, permissions: renderPermissions(grant) };
+}
+
+const confDirection = (rendered: PermissionDirection) =>
+  "allow" in rendered ? `{ allow: ${list(rendered.allow)} }` : `{ deny: ${list(rendered.deny)} }`;
 
 /**
  * The nats-server config block of the state account: JetStream on, and only the users given (the
@@ -71,12 +109,12 @@ export function renderStateAccount(input: RenderStateAccountInput): string {
     }
     const auth =
       nkey === undefined ? `user: ${quote(grant.user)}, password: ${quote(password!)}` : `nkey: ${quote(nkey)}`;
-    const { publish, subscribe } = grant.permissions;
+    const { publish, subscribe } = renderPermissions(grant);
     return [
       `      { ${auth},`,
       `        permissions: {`,
-      `          publish: ${direction(publish.allow)},`,
-      `          subscribe: ${direction(subscribe.allow)} } }`,
+      `          publish: ${confDirection(publish)},`,
+      `          subscribe: ${confDirection(subscribe)} } }`,
     ].join("\n");
   });
   const limits = [
@@ -88,12 +126,13 @@ export function renderStateAccount(input: RenderStateAccountInput): string {
 }
 
 /** A direction of a user JWT's permissions: an allow list, or deny-all when nothing is allowed. */
-export type JwtPermission = { allow: string[] } | { deny: string[] };
+export type JwtPermission = PermissionDirection;
 
 /**
  * The permission claims of a user JWT (nats-jwt's `pub`/`sub` fields) for a composed grant. An empty
  * allow list becomes `deny: [">"]`, because an empty or missing allow list in a JWT allows everything.
  */
 export function renderJwtPermissions(grant: Grant): { pub: JwtPermission; sub: JwtPermission } {
-  return { pub: jwtDirection(grant.permissions.publish.allow), sub: jwtDirection(grant.permissions.subscribe.allow) };
+  const { publish, subscribe } = renderPermissions(grant);
+  return { pub: publish, sub: subscribe };
 }

@@ -46,3 +46,11 @@ export function machineInboxPrefix(machine: string): string {
 export function controllerInboxPrefix(user: string): string {
   return `_INBOX_ctl_${user}`;
 }
+
+/**
+ * The inspector's inbox prefix. Like the controller's, its `_insp_` part holds an underscore, which no machine
+ * name may hold, so it never equals a machine's `_INBOX_<machine>` or the controller's `_INBOX_ctl_<user>`.
+ */
+export function inspectorInboxPrefix(user: string): string {
+  return `_INBOX_insp_${user}`;
+}

@@ -10,7 +10,11 @@ import { flowControlFact, lingeringConsumerFact, ttlExpiryFact } from "./consume
 import { GrantProofError } from "./errors.js";
 import { eavesdropChecks, escapeChecks } from "./escape.js";
 import { FIXTURE, type ProofUser, proofAccountsConfig, proofCatalogue, proofUsers } from "./fixture.js";
+<<<<<<< HEAD
 import { lastingConsumerChecks } from "./lasting.js";
+=======
+import { inspectorChecks } from "./inspector.js";
+>>>>>>> operator
 import { type MatrixClients, ownerChecks, readerChecks, type SeededBucket, strangerChecks } from "./matrix.js";
 import { minimalityChecks } from "./minimality.js";
 import { connectClient, type StateClient } from "./operations.js";
@@ -118,6 +122,7 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
           return `revision ${await idle.bucket(FIXTURE.small).put("idle.k", "x")}`;
         },
       );
+      await inspectorChecks(recorder, timeoutMs);
       await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
       await maxConsumersUpdateFact(recorder, clients.controller, FIXTURE.other);
       await ttlExpiryFact(recorder, clients.stranger, clients.controller, FIXTURE.other);

@@ -72,7 +72,8 @@ describe("the conformance fixtures, in runtime-state", () => {
     let checked = 0;
     for (const { name, answer } of answers) {
       const reason = answer.error?.data?.reason;
-      if (reason === undefined || !(reason in STATE_ERROR_CODES)) continue;
+      if (reason === undefined) continue;
+      expect(reason in STATE_ERROR_CODES, `${name}: ${reason} is a reason of state-protocol`).toBe(true);
       const { reason: _, ...extra } = answer.error!.data as Record<string, never>;
       const refusal = new StateRefusal(reason as StateErrorReason, answer.error!.message, extra);
       expect({ code: refusal.code, message: refusal.message, data: refusal.data }, name).toEqual(answer.error);

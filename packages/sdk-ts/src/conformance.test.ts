@@ -99,9 +99,7 @@ describe("the conformance fixtures, in sdk-ts", () => {
   it("know every reason of state-protocol, with its code", () => {
     const { reasons } = fixture<{ reasons: Record<string, number> }>("reasons.json");
     for (const [reason, code] of Object.entries(STATE_ERROR_CODES)) expect(reasons[reason], reason).toBe(code);
-    // `limit` (issue 19) is the one reason the fixtures may hold before state-protocol does.
-    const ahead = Object.keys(reasons).filter((reason) => !(reason in STATE_ERROR_CODES));
-    expect(ahead.filter((reason) => reason !== "limit")).toEqual([]);
+    expect(Object.keys(reasons).filter((reason) => !(reason in STATE_ERROR_CODES))).toEqual([]);
   });
 
   const { requests } = fixture<{ requests: RequestFixture[] }>("requests.json");
@@ -139,7 +137,7 @@ describe("the conformance fixtures, in sdk-ts", () => {
 
   it("make of the runtime's answers what the fixtures say", async () => {
     const { answers } = fixture<{
-      answers: { name: string; call: Call; answer: object; expect: Record<string, unknown>; requires?: string }[];
+      answers: { name: string; call: Call; answer: object; expect: Record<string, unknown> }[];
     }>("answers.json");
     for (const answer of answers) {
       if (answer.call.op === "unwatch") continue; // sdk-ts unwatches only through a watch it holds
@@ -152,9 +150,7 @@ describe("the conformance fixtures, in sdk-ts", () => {
       } catch (error) {
         outcome = { error };
       }
-      // Until state-protocol has issue 19's `limit`, sdk-ts reads it as an answer outside the contract.
-      const expected =
-        answer.requires === "limit-reason" && !("limit" in STATE_ERROR_CODES) ? { client: "protocol" } : answer.expect;
+      const expected = answer.expect;
       if ("client" in expected) {
         const { error } = outcome as { error?: unknown };
         expect(ClientError.is(error, expected.client as never), answer.name).toBe(true);

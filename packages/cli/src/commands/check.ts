@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { checkManifestFiles, readManifestFiles } from "../catalogue-files.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state check PATH...
 

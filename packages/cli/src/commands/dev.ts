@@ -5,9 +5,9 @@ import { createStateService, serveStdio } from "@mesh/runtime-state";
 import { pino } from "pino";
 import { bundleEnv, spawnBundle } from "../bundle-process.js";
 import { loadCatalogue } from "../catalogue-files.js";
-import { type Command, UsageError } from "../command.js";
 import { SERVER_ARG_OPTIONS } from "../connect.js";
 import { type DevMesh, startEmbeddedMesh, useNamedServer } from "../dev-mesh.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state dev --catalogue DIR --module NAME [--machine NAME] [--env NAME[=VALUE]]...
                       [--server URL (--creds FILE | --user U --password P) [--inbox-prefix P] [--replicas N]]

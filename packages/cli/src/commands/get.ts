@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
-const HELP = `Usage: mesh-state get BUCKET KEY --server URL [--creds FILE | --user U --password P] [--json]
+const HELP = `Usage: mesh-state get BUCKET KEY [--server URL | --context NAME] [auth options] [--json]
 
 Prints a key's current value, its revision and when it was written. Exits 1 when the key is absent or
 deleted (with --json, \`null\` is printed). Read-only: the same path as a bundle's \`get\` verb.
@@ -13,6 +13,7 @@ ${READER_HELP_OPTIONS}  ({key, value, revision, updated} or null)
 Example:
   mesh-state get operators-agent.mcp-servers all.github --server nats://127.0.0.1:4222 \\
     --user state-node-1 --password "$STATE_PASSWORD" --json
+  mesh-state get operators-agent.mcp-servers all.github --context mesh-inspector
 `;
 
 export const command: Command = {
@@ -24,7 +25,7 @@ export const command: Command = {
     const [reference, key] = positionals;
     if (key === undefined)
       throw new UsageError("give BUCKET and KEY: mesh-state get operators-agent.mcp-servers all.github");
-    const reader = await openBucketReader(reference, values, "get");
+    const reader = await openBucketReader(reference, values, "get", io.env);
     try {
       const entry = await reader.call("mesh/state.get", { key });
       if (values.json) io.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);

@@ -1,10 +1,16 @@
 import { parseArgs } from "node:util";
-import { composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import {
+  composeInspectorGrant,
+  composeMachineGrant,
+  renderGrantJson,
+  renderStateAccountConfig,
+} from "@mesh/grant-composer";
 import { loadCatalogue } from "../catalogue-files.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state grants --catalogue DIR --machine NAME --assign MOD[,MOD...] [--format json|conf]
                          [--nkey UKEY | --password PASSWORD]
+       mesh-state grants --catalogue DIR --inspector [--user NAME] [--format json|conf] [...]
 
 Prints the NATS permissions of one machine's state user, composed from a catalogue (a folder of manifest
 JSON files) and the modules assigned to the machine: for each bucket a module owns, the owner's subjects;
@@ -14,13 +20,20 @@ Options:
   --catalogue DIR   folder of manifest *.json files
   --machine NAME    the machine (its user is state-NAME, its inbox prefix _INBOX_NAME)
   --assign MODS     the modules assigned to the machine, comma-separated
-  --format FORMAT   json (default): the grant; conf: the STATE account block for nats-server's config
+  --inspector       instead of a machine: the inspector, an operator's read-only user that reads every
+                    bucket of the catalogue (a reader's subjects on each) and writes none; its inbox
+                    prefix is _INBOX_insp_<user>. ls, get, watch and history connect as it.
+  --user NAME       with --inspector: the user's name (default inspector)
+  --format FORMAT   json (default): the grant; its "permissions" load into nats-server as printed (nothing
+                    allowed is printed as deny: [">"], never as an empty allow list); conf: the STATE
+                    account block for nats-server's config
   --nkey UKEY       conf only: the user authenticates with this public nkey
   --password PW     conf only: the user authenticates with this password (development)
 
 Example:
   mesh-state grants --catalogue examples/operators-agent/manifests --machine node-1 --assign operators-agent
   # { "user": "state-node-1", "inboxPrefix": "_INBOX_node-1", "permissions": { "publish": { "allow": [...
+  mesh-state grants --catalogue examples/operators-agent/manifests --inspector --format conf --nkey "$UKEY"
 `;
 
 export const command: Command = {
@@ -33,6 +46,8 @@ export const command: Command = {
       options: {
         catalogue: { type: "string" },
         machine: { type: "string" },
+        inspector: { type: "boolean", default: false },
+        user: { type: "string" },
         assign: { type: "string" },
         format: { type: "string", default: "json" },
         nkey: { type: "string" },
@@ -40,18 +55,22 @@ export const command: Command = {
       },
     });
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
-    if (!values.machine) throw new UsageError("--machine NAME is required");
-    if (values.assign === undefined) throw new UsageError("--assign MOD[,MOD...] is required");
+    if (values.inspector && (values.machine || values.assign !== undefined))
+      throw new UsageError("give --inspector or --machine/--assign, not both");
+    if (!values.inspector && !values.machine) throw new UsageError("--machine NAME is required");
+    if (!values.inspector && values.assign === undefined) throw new UsageError("--assign MOD[,MOD...] is required");
     if (values.format !== "json" && values.format !== "conf")
       throw new UsageError(`--format is json or conf, not ${values.format}`);
     const catalogue = await loadCatalogue(values.catalogue, io.cwd);
-    const assignments = values.assign
+    const assignments = (values.assign ?? "")
       .split(",")
       .map((module) => module.trim())
       .filter((module) => module !== "");
-    const grant = composeMachineGrant({ machine: values.machine, assignments, catalogue });
+    const grant = values.inspector
+      ? composeInspectorGrant({ catalogue, ...(values.user ? { user: values.user } : {}) })
+      : composeMachineGrant({ machine: values.machine!, assignments, catalogue });
     if (values.format === "json") {
-      io.stdout.write(`${JSON.stringify(grant, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(renderGrantJson(grant), null, 2)}\n`);
       return 0;
     }
     if ((values.nkey === undefined) === (values.password === undefined)) {

@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
-import { type Command, UsageError } from "../command.js";
+import { type Command, UsageError } from "../types.js";
 
-const HELP = `Usage: mesh-state history BUCKET KEY --server URL [--creds FILE | --user U --password P] [--json]
+const HELP = `Usage: mesh-state history BUCKET KEY [--server URL | --context NAME] [auth options] [--json]
 
 Prints every kept revision of a key, oldest first, deletes included (a bucket keeps as many as its
 manifest's \`history\`). Read-only: the same path as a bundle's \`history\` verb.
@@ -13,6 +13,7 @@ ${READER_HELP_OPTIONS}  (an array of {type, key, value?, revision, updated})
 Example:
   mesh-state history operators-agent.mcp-servers all.github --server nats://127.0.0.1:4222 \\
     --user state-node-1 --password "$STATE_PASSWORD"
+  mesh-state history operators-agent.mcp-servers all.github --context mesh-inspector
 `;
 
 export const command: Command = {
@@ -24,7 +25,7 @@ export const command: Command = {
     const [reference, key] = positionals;
     if (key === undefined)
       throw new UsageError("give BUCKET and KEY: mesh-state history operators-agent.mcp-servers all.github");
-    const reader = await openBucketReader(reference, values, "history");
+    const reader = await openBucketReader(reference, values, "history", io.env);
     try {
       const { entries } = await reader.call("mesh/state.history", { key });
       if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);

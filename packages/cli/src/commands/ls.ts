@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
 import type { Entry } from "@mesh/state-protocol";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
-import type { Command } from "../command.js";
+import type { Command } from "../types.js";
 
-const HELP = `Usage: mesh-state ls BUCKET [FILTER] --server URL [--creds FILE | --user U --password P] [--json]
+const HELP = `Usage: mesh-state ls BUCKET [FILTER] [--server URL | --context NAME] [auth options] [--json]
 
 Lists the current keys of a bucket (never deleted ones), with each key's revision, when it was written and
 its value on one line. FILTER takes NATS wildcards as whole tokens: all.*, node-1.>. Read-only: the same
@@ -15,6 +15,7 @@ ${READER_HELP_OPTIONS}  (an array of {key, value, revision, updated})
 Example:
   mesh-state ls operators-agent.mcp-servers 'all.*' --server nats://127.0.0.1:4222 \\
     --user state-node-1 --password "$STATE_PASSWORD"
+  mesh-state ls operators-agent.mcp-servers --context mesh-inspector   # the inspector's NATS CLI context
 `;
 
 export const command: Command = {
@@ -24,7 +25,7 @@ export const command: Command = {
   async run(argv, io) {
     const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
     const [reference, filter] = positionals;
-    const reader = await openBucketReader(reference, values, "ls");
+    const reader = await openBucketReader(reference, values, "ls", io.env);
     try {
       const { keys } = await reader.call("mesh/state.keys", filter === undefined ? {} : { filter });
       const entries: Entry[] = [];

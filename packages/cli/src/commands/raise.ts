@@ -1,26 +1,34 @@
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
-import { ControllerKvError, describeLoss, type FieldChange, type RaiseReport, raise } from "@mesh/controller-kv";
+import {
+  ControllerKvError,
+  describeLoss,
+  describeShortfall,
+  type FieldChange,
+  type RaiseReport,
+  raise,
+} from "@mesh/controller-kv";
 import { controllerInboxPrefix } from "@mesh/grant-composer";
 import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
 import { type Level, pino } from "pino";
 import { readManifestFiles } from "../catalogue-files.js";
-import { type CliIo, type Command, UsageError } from "../command.js";
-import { connectToServer, SERVER_ARG_OPTIONS } from "../connect.js";
+import { connectToServer, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
+import { type CliIo, type Command, UsageError } from "../types.js";
 
-const HELP = `Usage: mesh-state raise --catalogue DIR --server URL [--creds FILE | --user U --password P]
+const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
 creates what is missing, updates in place what can change without losing a value, and reports conflicts
 (what JetStream will not change, or what would discard stored values), orphans (buckets whose declaration is
 gone: kept) and dangling reads. Never deletes or purges a bucket. Exits 1 on any conflict or failure.
+First it reads the account's JetStream limits ($JS.API.INFO): when the buckets to create do not fit its file
+store beside what its streams reserve, it creates nothing and names the shortfall (NO STORAGE).
 
 Options:
   --catalogue DIR        folder of *.json manifests (every registered module)
-  --server URL           nats://host:port, comma-separated for a cluster
-  --creds FILE           credentials file, or --user/--password
-  --inbox-prefix P       default _INBOX_ctl_<user> (the controller grant's inbox)
+${SERVER_HELP_OPTIONS}
+  --inbox-prefix P       default the context's, else _INBOX_ctl_<user> (the controller grant's inbox)
   --replicas N           1 on one server (default), 3 on a cluster
   --plan                 compute the report and write nothing
   --accept-loss BUCKET   apply a history or ttl cut of this bucket although the report shows values it discards
@@ -32,6 +40,7 @@ Options:
 Example:
   mesh-state raise --catalogue ./manifests --server nats://127.0.0.1:4222 \\
     --user controller --password "$STATE_PASSWORD" --replicas 1 --plan
+  mesh-state raise --catalogue ./manifests --context state-controller   # a NATS CLI context
 `;
 
 export const command: Command = {
@@ -62,12 +71,12 @@ export const command: Command = {
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
     const catalogue = await loadManifests(values.catalogue, io);
+    const server = await resolveServerOptions(values, io.env);
     const connection = await connectToServer(
-      {
-        ...values,
-        inboxPrefix: values["inbox-prefix"] ?? controllerInboxPrefix(values.user ?? "controller"),
-      },
+      { ...server, inboxPrefix: server.inboxPrefix ?? controllerInboxPrefix(server.user ?? "controller") },
       "mesh-state raise",
+      {},
+      io.env,
     );
     let report: RaiseReport;
     let failure: ControllerKvError | undefined;
@@ -87,9 +96,10 @@ export const command: Command = {
     } finally {
       await connection.close();
     }
-    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, values.server ?? ""));
+    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, server.server ?? ""));
     if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
-    return report.conflicts.length > 0 || report.failed.length > 0 || report.notAttempted.length > 0 ? 1 : 0;
+    const problems = report.conflicts.length + report.failed.length + report.notAttempted.length;
+    return problems > 0 || report.storeShortfall ? 1 : 0;
   },
 };
 
@@ -141,6 +151,7 @@ function formatChange(change: FieldChange): string {
 /** The report as a table a person reads: one line per bucket, conflicts with what to do. */
 export function formatReport(report: RaiseReport, server: string): string {
   const rows: [string, string, string][] = [];
+  if (report.storeShortfall) rows.push(["NO STORAGE", "", describeShortfall(report.storeShortfall)]);
   for (const bucket of report.created) {
     const s = bucket.settings;
     const ttl = formatValue("ttl", s.ttl);

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { formatProofTable, runGrantProof } from "@mesh/grant-proof";
 import type { Catalogue } from "@mesh/manifest-schema";
 import { loadCatalogue } from "../catalogue-files.js";
-import type { Command } from "../command.js";
+import type { Command } from "../types.js";
 
 const HELP = `Usage: mesh-state verify-grants [--catalogue DIR] [--failures-only]
 

@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
 import type { WatchEvent } from "@mesh/state-protocol";
 import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
-import type { Command } from "../command.js";
+import type { Command } from "../types.js";
 
-const HELP = `Usage: mesh-state watch BUCKET [FILTER] --server URL [--creds FILE | --user U --password P] [--json]
+const HELP = `Usage: mesh-state watch BUCKET [FILTER] [--server URL | --context NAME] [auth options] [--json]
 
 Prints every current value of the bucket (never a deletion among them), then a "current" line, then every
 change as it happens, until Ctrl-C. FILTER takes NATS wildcards as whole tokens: all.*, node-1.>. Exits 0
@@ -16,6 +16,7 @@ ${READER_HELP_OPTIONS}  (one event per line: {type, key, value, revision, update
 Example:
   mesh-state watch operators-agent.mcp-servers --server nats://127.0.0.1:4222 \\
     --user state-node-1 --password "$STATE_PASSWORD"
+  mesh-state watch operators-agent.mcp-servers --context mesh-inspector
 `;
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -41,7 +42,7 @@ export const command: Command = {
   async run(argv, io) {
     const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
     const [reference, filter] = positionals;
-    const reader = await openBucketReader(reference, values, "watch");
+    const reader = await openBucketReader(reference, values, "watch", io.env);
     let finish: (code: number) => void = () => undefined;
     const finished = new Promise<number>((resolve) => {
       finish = resolve;

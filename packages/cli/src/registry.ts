@@ -1,4 +1,4 @@
-import type { Command } from "./command.js";
+import type { Command } from "./types.js";
 
 /**
  * Every command, loaded only when run. One line per command: add yours here.
@@ -8,6 +8,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   check: async () => (await import("./commands/check.js")).command,
   raise: async () => (await import("./commands/raise.js")).command,
   grants: async () => (await import("./commands/grants.js")).command,
+  creds: async () => (await import("./commands/creds.js")).command,
   "verify-grants": async () => (await import("./commands/verify-grants.js")).command,
   dev: async () => (await import("./commands/dev.js")).command,
   ls: async () => (await import("./commands/ls.js")).command,

@@ -1,4 +1,4 @@
-/** What every `mesh-state` command is: a name, a one-line summary, its --help text, and a run function. */
+/** What every `mesh-state` command is (a name, a one-line summary, its --help text, a run function), and its usage error. The commands themselves are in `commands/`, listed in `registry.ts`. */
 export interface CliIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
