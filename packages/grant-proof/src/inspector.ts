@@ -1,15 +1,15 @@
+import { raise } from "@mesh/controller-kv";
 import {
   composeControllerGrant,
   composeInspectorGrant,
   composeMachineGrant,
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
-import { declaredBuckets, MESH_CAPS, parseCatalogue, streamName } from "@mesh/manifest-schema";
+import { declaredBuckets, parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { streamAdminChecks } from "./bounds.js";
-import { createBucket } from "./buckets.js";
 import { check, expect, type Recorder } from "./check.js";
-import { connectClient, getEntry, putValue, type StateClient } from "./operations.js";
+import { connectClient, type StateClient } from "./operations.js";
 import { keyHistory, listKeys } from "./reads.js";
 
 /**
@@ -46,10 +46,11 @@ export async function inspectorChecks(recorder: Recorder, timeoutMs: number): Pr
     clients.push(owner);
     const inspector = await login(inspectorGrant, passwords.inspector);
     clients.push(inspector);
+    // The buckets are raised as the controller raises them, and read and written by the runtime's own client.
+    await raise({ connection: controller.nc, catalogue, replicas: 1, timeoutMs: controller.timeoutMs });
     for (const declared of declaredBuckets(catalogue)) {
-      await createBucket(controller, declared, MESH_CAPS.maxConsumersPerBucket);
       const bucket = declared.bucket;
-      const written = await putValue(owner, bucket, "k", "v");
+      const written = await owner.bucket(bucket).put("k", "v");
       const row = (operation: string, expected: "allowed" | "refused") => ({
         role: "inspector",
         operation,
@@ -57,7 +58,7 @@ export async function inspectorChecks(recorder: Recorder, timeoutMs: number): Pr
         expected,
       });
       await check(recorder, row("get", "allowed"), async () => {
-        const entry = await getEntry(inspector, bucket, "k");
+        const entry = await inspector.bucket(bucket).read("k");
         expect(entry?.revision === written, `get k read ${JSON.stringify(entry)}, the owner wrote revision ${written}`);
         return `revision ${entry?.revision}`;
       });
@@ -79,7 +80,7 @@ export async function inspectorChecks(recorder: Recorder, timeoutMs: number): Pr
       await check(
         recorder,
         row("put", "refused"),
-        async () => `revision ${await putValue(inspector, bucket, "k", "x")}`,
+        async () => `revision ${await inspector.bucket(bucket).put("k", "x")}`,
       );
       await streamAdminChecks(recorder, "inspector", inspector, bucket);
     }

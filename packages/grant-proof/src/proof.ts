@@ -10,11 +10,8 @@ import { flowControlFact, lingeringConsumerFact, ttlExpiryFact } from "./consume
 import { GrantProofError } from "./errors.js";
 import { eavesdropChecks, escapeChecks } from "./escape.js";
 import { FIXTURE, type ProofUser, proofAccountsConfig, proofCatalogue, proofUsers } from "./fixture.js";
-<<<<<<< HEAD
-import { lastingConsumerChecks } from "./lasting.js";
-=======
 import { inspectorChecks } from "./inspector.js";
->>>>>>> operator
+import { lastingConsumerChecks } from "./lasting.js";
 import { type MatrixClients, ownerChecks, readerChecks, type SeededBucket, strangerChecks } from "./matrix.js";
 import { minimalityChecks } from "./minimality.js";
 import { connectClient, type StateClient } from "./operations.js";
