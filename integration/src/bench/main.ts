@@ -222,8 +222,7 @@ async function echoFloor(sizes: Sizes): Promise<{ peer: SideRuns & { child: Side
     }
   }
   const { peer, bare } = figures;
-  const echoLabel =
-    "floor: NDJSON echo of a put's params between two processes, state-protocol framing vs hand-written";
+  const echoLabel = "floor: NDJSON echo of a put over stdio, state-protocol framing vs hand-written";
   emit({
     metric: `${echoLabel}, sequential p50 latency`,
     unit: "ms",
