@@ -7,4 +7,5 @@ export const BENCH_ENTRIES = {
   "bench-host": "src/bench/host.ts",
   "bench-bundle": "src/bench/bundle.ts",
   "bench-echo": "src/bench/echo-child.ts",
+  "bench-profile-top": "src/bench/profile-top.ts",
 };

@@ -16,6 +16,7 @@ import { benchComposition } from "./compose.js";
 import { hostCpu, meshCpu, ownCpu, perCall } from "./cpu.js";
 import { Echo } from "./echo.js";
 import { Host } from "./hosts.js";
+import { phase, writePhases } from "./profile.js";
 import { benchRaise } from "./raise.js";
 import { formatRow, header, type Row } from "./table.js";
 import {
@@ -169,6 +170,7 @@ function finish(json: string | undefined, machine: Record<string, string>): void
   console.log(
     `\ntargets: ${targets.length - missed.length} met, ${missed.length} missed${missed.length ? ` (${missed.map((row) => row.metric).join("; ")})` : ""}`,
   );
+  writePhases();
   if (json) writeFileSync(json, `${JSON.stringify({ machine, rows }, null, 2)}\n`);
 }
 
@@ -208,11 +210,17 @@ async function echoFloor(sizes: Sizes): Promise<{ peer: SideRuns & { child: Side
       await runPipelined(sizes.warmup, sizes.inFlight, echo.op);
       const side = figures[framing];
       for (let run = 0; run < sizes.runs; run++) {
-        const sequential = await echo.measure(() => runSequential(sizes.sequential, echo.op));
+        const sequential = await echo.measure(() =>
+          phase(`echo ${framing} sequential`, sizes.sequential, () => runSequential(sizes.sequential, echo.op)),
+        );
         side.sequential.push(sequentialFigures(sequential.result));
         side.cpu.sequential.push(perCall(sequential.parent, sizes.sequential));
         side.child.cpu.sequential.push(perCall(sequential.child, sizes.sequential));
-        const pipelined = await echo.measure(() => runPipelined(sizes.pipelined, sizes.inFlight, echo.op));
+        const pipelined = await echo.measure(() =>
+          phase(`echo ${framing} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
+            runPipelined(sizes.pipelined, sizes.inFlight, echo.op),
+          ),
+        );
         side.perSecond.push((sizes.pipelined / pipelined.result) * 1000);
         side.cpu.pipelined.push(perCall(pipelined.parent, sizes.pipelined));
         side.child.cpu.pipelined.push(perCall(pipelined.child, sizes.pipelined));
@@ -287,20 +295,30 @@ async function getPut(world: World, sizes: Sizes, startHost: StartHost, stopHost
   for (const op of ["put", "get"] as const) {
     const figures = { raw: sideRuns(), mesh: sideRuns(), bundle: sideRuns() };
     for (let run = 0; run < sizes.runs; run++) {
-      const rawSequential = await ownCpu(() => runSequential(sizes.sequential, raw[op]));
+      const rawSequential = await ownCpu(() =>
+        phase(`raw ${op} sequential`, sizes.sequential, () => runSequential(sizes.sequential, raw[op])),
+      );
       figures.raw.sequential.push(sequentialFigures(rawSequential.result));
       figures.raw.cpu.sequential.push(perCall(rawSequential.cpu, sizes.sequential));
       const meshSequential = await meshCpu(host, "b0", () =>
-        mesh<SequentialRun>(op, "sequential", { count: sizes.sequential }),
+        phase(`mesh ${op} sequential`, sizes.sequential, () =>
+          mesh<SequentialRun>(op, "sequential", { count: sizes.sequential }),
+        ),
       );
       figures.mesh.sequential.push(sequentialFigures(meshSequential.result));
       figures.mesh.cpu.sequential.push(perCall(meshSequential.runtime, sizes.sequential));
       figures.bundle.cpu.sequential.push(perCall(meshSequential.bundle, sizes.sequential));
-      const rawPipelined = await ownCpu(() => runPipelined(sizes.pipelined, sizes.inFlight, raw[op]));
+      const rawPipelined = await ownCpu(() =>
+        phase(`raw ${op} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
+          runPipelined(sizes.pipelined, sizes.inFlight, raw[op]),
+        ),
+      );
       figures.raw.perSecond.push((sizes.pipelined / rawPipelined.result) * 1000);
       figures.raw.cpu.pipelined.push(perCall(rawPipelined.cpu, sizes.pipelined));
       const meshPipelined = await meshCpu(host, "b0", () =>
-        mesh<number>(op, "pipelined", { count: sizes.pipelined, inFlight: sizes.inFlight }),
+        phase(`mesh ${op} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
+          mesh<number>(op, "pipelined", { count: sizes.pipelined, inFlight: sizes.inFlight }),
+        ),
       );
       figures.mesh.perSecond.push((sizes.pipelined / meshPipelined.result) * 1000);
       figures.mesh.cpu.pipelined.push(perCall(meshPipelined.runtime, sizes.pipelined));
@@ -387,10 +405,14 @@ async function largePut(sizes: Sizes, host: Host, kv: KV): Promise<void> {
     bundle: [] as number[],
   };
   for (let run = 0; run < sizes.runs; run++) {
-    const rawRun = await ownCpu(() => runSequential(sizes.largePuts, rawPut));
+    const rawRun = await ownCpu(() =>
+      phase("raw large put", sizes.largePuts, () => runSequential(sizes.largePuts, rawPut)),
+    );
     figures.raw.push(sequentialFigures(rawRun.result).p50Ms);
     figures.rawCpu.push(perCall(rawRun.cpu, sizes.largePuts));
-    const meshRun = await meshCpu(host, "b0", () => meshPut(sizes.largePuts));
+    const meshRun = await meshCpu(host, "b0", () =>
+      phase("mesh large put", sizes.largePuts, () => meshPut(sizes.largePuts)),
+    );
     figures.mesh.push(sequentialFigures(meshRun.result).p50Ms);
     figures.runtime.push(perCall(meshRun.runtime, sizes.largePuts));
     figures.bundle.push(perCall(meshRun.bundle, sizes.largePuts));
@@ -442,14 +464,18 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
     const cpu = { raw: [] as number[], runtime: [] as number[], bundle: [] as number[] };
     for (let run = 0; run < sizes.runs; run++) {
       const rawRun = await hostCpu(rawHost, () =>
-        rawHost.request<{ ms: number; entries: number }>({
-          cmd: "raw-time-to-current",
-          bucket: natsBucket(bucket),
-          expected: keys,
-        }),
+        phase(`raw time to current ${bucket}`, keys, () =>
+          rawHost.request<{ ms: number; entries: number }>({
+            cmd: "raw-time-to-current",
+            bucket: natsBucket(bucket),
+            expected: keys,
+          }),
+        ),
       );
       const meshRun = await meshCpu(runtime, "b0", () =>
-        runtime.bundle<{ ms: number; puts: number }>("b0", { cmd: "time-to-current", bucket }),
+        phase(`mesh time to current ${bucket}`, keys, () =>
+          runtime.bundle<{ ms: number; puts: number }>("b0", { cmd: "time-to-current", bucket }),
+        ),
       );
       if (meshRun.result.puts !== keys || rawRun.result.entries !== keys) {
         throw new Error(
