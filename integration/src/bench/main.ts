@@ -160,6 +160,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(hosts.map((host) => host.stop()));
     await world[Symbol.asyncDispose]();
+    writePhases();
   }
   finish(values.json, machine);
 }
@@ -170,7 +171,6 @@ function finish(json: string | undefined, machine: Record<string, string>): void
   console.log(
     `\ntargets: ${targets.length - missed.length} met, ${missed.length} missed${missed.length ? ` (${missed.map((row) => row.metric).join("; ")})` : ""}`,
   );
-  writePhases();
   if (json) writeFileSync(json, `${JSON.stringify({ machine, rows }, null, 2)}\n`);
 }
 
