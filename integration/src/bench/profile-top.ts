@@ -122,20 +122,40 @@ function main(): void {
   );
   const profiles = profilesIn(dir);
   const us = (value: number, calls: number) => (value / calls).toFixed(1).padStart(8);
-  for (const phase of phases) {
-    console.log(`\n## ${phase.name}: ${phase.calls} calls, ${((phase.endUs - phase.startUs) / 1000).toFixed(0)} ms`);
+  // The runs of one section (same name) are added up: their calls and their samples.
+  const names = [...new Set(phases.map((phase) => phase.name))];
+  for (const name of names) {
+    const runs = phases.filter((phase) => phase.name === name);
+    const calls = runs.reduce((sum, run) => sum + run.calls, 0);
+    const ms = runs.reduce((sum, run) => sum + (run.endUs - run.startUs) / 1000, 0);
+    console.log(`\n## ${name}: ${runs.length} run(s), ${calls} calls, ${ms.toFixed(0)} ms`);
     for (const { role, file, profile } of profiles) {
-      if (profile.endTime < phase.startUs || profile.startTime > phase.endUs) continue;
-      const { total, groups, frames } = selfTime(profile, phase.startUs, phase.endUs);
-      if (total === 0) continue;
-      console.log(`\n### ${role} (${file}): ${us(total, phase.calls).trim()} µs of CPU per call (sampled)`);
+      const total = {
+        total: 0,
+        groups: new Map<string, number>(),
+        frames: new Map<string, { us: number; group: string }>(),
+      };
+      for (const run of runs) {
+        if (profile.endTime < run.startUs || profile.startTime > run.endUs) continue;
+        const part = selfTime(profile, run.startUs, run.endUs);
+        total.total += part.total;
+        for (const [group, value] of part.groups) total.groups.set(group, (total.groups.get(group) ?? 0) + value);
+        for (const [frame, entry] of part.frames) {
+          const sum = total.frames.get(frame) ?? { us: 0, group: entry.group };
+          sum.us += entry.us;
+          total.frames.set(frame, sum);
+        }
+      }
+      if (total.total === 0) continue;
+      const { groups, frames } = total;
+      console.log(`\n### ${role} (${file}): ${us(total.total, calls).trim()} µs of CPU per call (sampled)`);
       console.log("groups (µs per call, share):");
-      for (const [group, value] of [...groups].sort((a, b) => b[1] - a[1])) {
-        console.log(`  ${us(value, phase.calls)}  ${((100 * value) / total).toFixed(1).padStart(5)}%  ${group}`);
+      for (const [group, value] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+        console.log(`  ${us(value, calls)}  ${((100 * value) / total.total).toFixed(1).padStart(5)}%  ${group}`);
       }
       console.log(`top ${top} functions by self time (µs per call):`);
-      for (const [name, { us: value, group }] of [...frames].sort((a, b) => b[1].us - a[1].us).slice(0, top)) {
-        console.log(`  ${us(value, phase.calls)}  ${name}  [${group}]`);
+      for (const [frame, { us: value, group }] of [...frames].sort((a, b) => b[1].us - a[1].us).slice(0, top)) {
+        console.log(`  ${us(value, calls)}  ${frame}  [${group}]`);
       }
     }
   }
