@@ -53,6 +53,13 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     expect(Number.isFinite(row!.raw), line).toBe(true);
     expect(Number.isFinite(row!.ratio), line).toBe(true);
   }
+  // The get/put lines carry the floor (raw + the echo's round trip), measured in the same run.
+  for (const { line, row } of rows.filter(({ row }) =>
+    /^(put|get) \d+ B, (sequential|64 in flight)/.test(row!.metric),
+  )) {
+    expect(row!.floor, `no floor: ${line}`).toBeDefined();
+    expect(Number.isFinite(row!.floor), line).toBe(true);
+  }
   const metrics = rows.map(({ row }) => row!.metric).join("\n");
   // Every line the issue asks for is there.
   for (const expected of [
@@ -65,7 +72,23 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     /^get .*sequential \(ops\/s\)/m,
     /^get .*sequential p50 latency/m,
     /^get .*sequential p99 latency/m,
-    /^get .*64 in flight/m,
+    /^get .*64 in flight \(ops\/s\)/m,
+    /^floor: NDJSON echo .*sequential p50 latency/m,
+    /^floor: NDJSON echo .*sequential p99 latency/m,
+    /^floor: NDJSON echo .*64 in flight \(ops\/s\)/m,
+    /^floor: NDJSON echo .*sequential: sender's CPU per call/m,
+    /^floor: NDJSON echo .*sequential: answerer's CPU per call/m,
+    /^put .*sequential: runtime CPU per call/m,
+    /^put .*sequential: bundle CPU per call/m,
+    /^put .*64 in flight: runtime CPU per call/m,
+    /^put .*64 in flight: bundle CPU per call/m,
+    /^get .*sequential: runtime CPU per call/m,
+    /^get .*64 in flight: bundle CPU per call/m,
+    /^put \d+ KiB value \(2,600 small objects\), sequential p50 latency/m,
+    /^put \d+ KiB value .*: runtime CPU per call/m,
+    /^watch: time to current, \d[\d,]* keys.*: runtime CPU per key/m,
+    /^watch: time to current, \d[\d,]* keys.*: bundle CPU per key/m,
+    /^memory: runtime retained growth/m,
     /^watch: time to current, \d[\d,]* keys/m,
     /^watch: time to current, full/m,
     /^watch fan-out: .* p50/m,

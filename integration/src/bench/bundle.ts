@@ -9,7 +9,7 @@
 import process from "node:process";
 import { connectStdio } from "@mesh/sdk-ts/stdio";
 import { IpcPeer } from "./ipc.js";
-import { benchValue, runPipelined, runSequential, wallClock } from "./workload.js";
+import { benchValue, largeValue, runPipelined, runSequential, wallClock } from "./workload.js";
 
 type Request = Record<string, unknown>;
 
@@ -19,11 +19,14 @@ else await sdkBundle();
 async function sdkBundle(): Promise<void> {
   const mesh = await connectStdio({ onProtocolError: (problem) => process.stderr.write(`bundle: ${problem}\n`) });
   const ipc = new IpcPeer(process as never, async (request: Request) => {
+    if (request.cmd === "cpu") return process.cpuUsage();
     const bucket = mesh.state(String(request.bucket));
     const keys = Number(request.keys ?? 1000);
+    // The value is built before the clock starts (as the raw side does), so only the put is timed.
+    const large = request.value === "large" ? largeValue(0) : undefined;
     const op =
       request.op === "put"
-        ? (index: number) => bucket.put(`k.${index % keys}`, benchValue(index))
+        ? (index: number) => bucket.put(`k.${index % keys}`, large ?? benchValue(index))
         : (index: number) => bucket.get(`k.${index % keys}`);
     switch (request.cmd) {
       case "sequential":

@@ -1,9 +1,11 @@
 /**
- * The bench's entry points, as tsup builds them: `dist/bench.js` (what `pnpm bench` runs) and the two
+ * The bench's entry points, as tsup builds them: `dist/bench.js` (what `pnpm bench` runs) and the
  * processes it starts beside itself. Shared by tsup.config.ts and the smoke test, which builds them apart.
  */
 export const BENCH_ENTRIES = {
   bench: "src/bench/main.ts",
   "bench-host": "src/bench/host.ts",
   "bench-bundle": "src/bench/bundle.ts",
+  "bench-echo": "src/bench/echo-child.ts",
+  "bench-profile-top": "src/bench/profile-top.ts",
 };

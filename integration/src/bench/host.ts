@@ -72,6 +72,10 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
       return memoryReset();
     case "memory-peak":
       return memoryPeak();
+    case "memory-retained":
+      return memoryRetained();
+    case "cpu":
+      return process.cpuUsage();
     case "stop":
       await stop();
       setImmediate(() => process.exit(0));
@@ -201,6 +205,16 @@ function memoryReset(): { rss: number; heapTotal: number; external: number; arra
   }, 5);
   const usage = process.memoryUsage();
   return { rss, heapTotal: usage.heapTotal, external: usage.external, arrayBuffers: usage.arrayBuffers };
+}
+
+/** What the heap and off-heap hold after a full GC: heapUsed plus external (which counts array buffers). */
+function memoryRetained(): { retained: number; heapUsed: number; external: number } {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error("the host runs without --expose-gc");
+  gc();
+  gc();
+  const { heapUsed, external } = process.memoryUsage();
+  return { retained: heapUsed + external, heapUsed, external };
 }
 
 function memoryPeak(): {

@@ -11,18 +11,24 @@ import os from "node:os";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { serverVersion } from "@mesh/nats-harness";
-import { Kvm } from "@nats-io/kv";
+import { type KV, Kvm } from "@nats-io/kv";
 import { benchComposition } from "./compose.js";
+import { hostCpu, meshCpu, ownCpu, perCall } from "./cpu.js";
+import { Echo } from "./echo.js";
 import { Host } from "./hosts.js";
+import { phase, writePhases } from "./profile.js";
 import { benchRaise } from "./raise.js";
 import { benchSecretScan, ORDINARY_OBJECTS } from "./secrets.js";
 import { formatRow, header, type Row } from "./table.js";
 import {
   benchValue,
+  LARGE_ITEMS,
+  largeValue,
   median,
   quantile,
   runPipelined,
   runSequential,
+  type SequentialFigures,
   type SequentialRun,
   sequentialFigures,
   VALUE_BYTES,
@@ -53,6 +59,7 @@ const FULL = {
   grantModules: 1_000,
   grantIterations: 20,
   secretScanIterations: 200,
+  largePuts: 40,
 };
 type Sizes = typeof FULL;
 const SMOKE: Sizes = {
@@ -73,11 +80,12 @@ const SMOKE: Sizes = {
   grantModules: 20,
   grantIterations: 3,
   secretScanIterations: 3,
+  largePuts: 4,
 };
 
 const MiB = 1024 * 1024;
 const count = (n: number) => n.toLocaleString("en-US");
-const bytes = (n: number) => (n >= MiB ? `${n / MiB} MiB` : `${n / 1024} KiB`);
+const bytes = (n: number) => (n >= MiB ? `${n / MiB} MiB` : `${Math.round(n / 1024)} KiB`);
 
 const rows: Row[] = [];
 function emit(row: Row): void {
@@ -158,6 +166,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(hosts.map((host) => host.stop()));
     await world[Symbol.asyncDispose]();
+    writePhases();
   }
   finish(values.json, machine);
 }
@@ -196,9 +205,93 @@ function secrets(sizes: Sizes): void {
   note("findCredential: field names and string shapes in one walk; the baseline encodes the same value once");
 }
 
+/** Per-run figures of one side of a sequential or pipelined section. */
+interface SideRuns {
+  sequential: SequentialFigures[];
+  perSecond: number[];
+  /** CPU µs per call, sequential and pipelined. */
+  cpu: { sequential: number[]; pipelined: number[] };
+}
+const sideRuns = (): SideRuns => ({ sequential: [], perSecond: [], cpu: { sequential: [], pipelined: [] } });
+const pickSequential = (runs: SideRuns, field: keyof SequentialFigures) => median(runs.sequential.map((f) => f[field]));
+/** ops/s of two costs paid one after the other per call: the raw client's, then the echo's round trip. */
+const serialRate = (raw: number, echo: number) => 1 / (1 / raw + 1 / echo);
+
+/** The floor's echo in both framings, `sizes.runs` times; see echo.ts. */
+async function echoFloor(sizes: Sizes): Promise<{ peer: SideRuns & { child: SideRuns }; bare: SideRuns }> {
+  const figures = { peer: { ...sideRuns(), child: sideRuns() }, bare: { ...sideRuns(), child: sideRuns() } };
+  for (const framing of ["peer", "bare"] as const) {
+    const echo = Echo.start(framing);
+    try {
+      await runSequential(sizes.warmup, echo.op);
+      await runPipelined(sizes.warmup, sizes.inFlight, echo.op);
+      const side = figures[framing];
+      for (let run = 0; run < sizes.runs; run++) {
+        const sequential = await echo.measure(() =>
+          phase(`echo ${framing} sequential`, sizes.sequential, () => runSequential(sizes.sequential, echo.op)),
+        );
+        side.sequential.push(sequentialFigures(sequential.result));
+        side.cpu.sequential.push(perCall(sequential.parent, sizes.sequential));
+        side.child.cpu.sequential.push(perCall(sequential.child, sizes.sequential));
+        const pipelined = await echo.measure(() =>
+          phase(`echo ${framing} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
+            runPipelined(sizes.pipelined, sizes.inFlight, echo.op),
+          ),
+        );
+        side.perSecond.push((sizes.pipelined / pipelined.result) * 1000);
+        side.cpu.pipelined.push(perCall(pipelined.parent, sizes.pipelined));
+        side.child.cpu.pipelined.push(perCall(pipelined.child, sizes.pipelined));
+      }
+    } finally {
+      await echo.stop();
+    }
+  }
+  const { peer, bare } = figures;
+  const echoLabel = "floor: NDJSON echo of a put over stdio, state-protocol framing vs hand-written";
+  emit({
+    metric: `${echoLabel}, sequential p50 latency`,
+    unit: "ms",
+    mesh: pickSequential(peer, "p50Ms"),
+    raw: pickSequential(bare, "p50Ms"),
+  });
+  emit({
+    metric: `${echoLabel}, sequential p99 latency`,
+    unit: "ms",
+    mesh: pickSequential(peer, "p99Ms"),
+    raw: pickSequential(bare, "p99Ms"),
+  });
+  emit({
+    metric: `${echoLabel}, ${sizes.inFlight} in flight`,
+    unit: "ops/s",
+    mesh: median(peer.perSecond),
+    raw: median(bare.perSecond),
+  });
+  for (const mode of ["sequential", "pipelined"] as const) {
+    const how = mode === "sequential" ? "sequential" : `${sizes.inFlight} in flight`;
+    emit({
+      metric: `${echoLabel}, ${how}: sender's CPU per call`,
+      unit: "µs",
+      mesh: median(peer.cpu[mode]),
+      raw: median(bare.cpu[mode]),
+    });
+    emit({
+      metric: `${echoLabel}, ${how}: answerer's CPU per call`,
+      unit: "µs",
+      mesh: median(peer.child.cpu[mode]),
+      raw: median(bare.child.cpu[mode]),
+    });
+  }
+  note("the floor of a mesh figure = raw + the state-protocol echo (latency added, ops/s as 1 / (1/raw + 1/echo))");
+  note(
+    "CPU floors: runtime = raw client + the echo's answerer; bundle = the echo's sender (a bundle does no NATS work)",
+  );
+  return figures;
+}
+
 async function getPut(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {
   const bucket = natsBucket(BUCKETS.items);
   await fill(world.rawJs, bucket, { count: sizes.itemKeys, valueBytes: VALUE_BYTES });
+  const echo = await echoFloor(sizes);
   const host = await startHost(world.machines[0]!, "runtime-getput");
   await host.request({ cmd: "start-bundle", bundle: "b0", membership: world.membership });
   const kv = await new Kvm(world.rawConnection).open(bucket, { allow_direct: true } as never);
@@ -217,34 +310,54 @@ async function getPut(world: World, sizes: Sizes, startHost: StartHost, stopHost
     await mesh(op, "pipelined", { count: sizes.warmup, inFlight: sizes.inFlight });
   }
   for (const op of ["put", "get"] as const) {
-    const figures = {
-      raw: [] as ReturnType<typeof sequentialFigures>[],
-      mesh: [] as ReturnType<typeof sequentialFigures>[],
-    };
-    const pipelined = { raw: [] as number[], mesh: [] as number[] };
+    const figures = { raw: sideRuns(), mesh: sideRuns(), bundle: sideRuns() };
     for (let run = 0; run < sizes.runs; run++) {
-      figures.raw.push(sequentialFigures(await runSequential(sizes.sequential, raw[op])));
-      figures.mesh.push(sequentialFigures(await mesh<SequentialRun>(op, "sequential", { count: sizes.sequential })));
-      const rawMs = await runPipelined(sizes.pipelined, sizes.inFlight, raw[op]);
-      pipelined.raw.push((sizes.pipelined / rawMs) * 1000);
-      const meshMs = await mesh<number>(op, "pipelined", { count: sizes.pipelined, inFlight: sizes.inFlight });
-      pipelined.mesh.push((sizes.pipelined / meshMs) * 1000);
+      const rawSequential = await ownCpu(() =>
+        phase(`raw ${op} sequential`, sizes.sequential, () => runSequential(sizes.sequential, raw[op])),
+      );
+      figures.raw.sequential.push(sequentialFigures(rawSequential.result));
+      figures.raw.cpu.sequential.push(perCall(rawSequential.cpu, sizes.sequential));
+      const meshSequential = await meshCpu(host, "b0", () =>
+        phase(`mesh ${op} sequential`, sizes.sequential, () =>
+          mesh<SequentialRun>(op, "sequential", { count: sizes.sequential }),
+        ),
+      );
+      figures.mesh.sequential.push(sequentialFigures(meshSequential.result));
+      figures.mesh.cpu.sequential.push(perCall(meshSequential.runtime, sizes.sequential));
+      figures.bundle.cpu.sequential.push(perCall(meshSequential.bundle, sizes.sequential));
+      const rawPipelined = await ownCpu(() =>
+        phase(`raw ${op} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
+          runPipelined(sizes.pipelined, sizes.inFlight, raw[op]),
+        ),
+      );
+      figures.raw.perSecond.push((sizes.pipelined / rawPipelined.result) * 1000);
+      figures.raw.cpu.pipelined.push(perCall(rawPipelined.cpu, sizes.pipelined));
+      const meshPipelined = await meshCpu(host, "b0", () =>
+        phase(`mesh ${op} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
+          mesh<number>(op, "pipelined", { count: sizes.pipelined, inFlight: sizes.inFlight }),
+        ),
+      );
+      figures.mesh.perSecond.push((sizes.pipelined / meshPipelined.result) * 1000);
+      figures.mesh.cpu.pipelined.push(perCall(meshPipelined.runtime, sizes.pipelined));
+      figures.bundle.cpu.pipelined.push(perCall(meshPipelined.bundle, sizes.pipelined));
     }
-    const pick = (side: "raw" | "mesh", field: "opsPerSecond" | "p50Ms" | "p99Ms") =>
-      median(figures[side].map((f) => f[field]));
+    const pick = (side: "raw" | "mesh", field: keyof SequentialFigures) => pickSequential(figures[side], field);
+    const echoPick = (field: keyof SequentialFigures) => pickSequential(echo.peer, field);
     const p50 = { mesh: pick("mesh", "p50Ms"), raw: pick("raw", "p50Ms") };
-    const inFlight = { mesh: median(pipelined.mesh), raw: median(pipelined.raw) };
+    const inFlight = { mesh: median(figures.mesh.perSecond), raw: median(figures.raw.perSecond) };
     const label = `${op} ${VALUE_BYTES} B`;
     emit({
       metric: `${label}, sequential`,
       unit: "ops/s",
       mesh: pick("mesh", "opsPerSecond"),
       raw: pick("raw", "opsPerSecond"),
+      floor: serialRate(pick("raw", "opsPerSecond"), echoPick("opsPerSecond")),
     });
     emit({
       metric: `${label}, sequential p50 latency`,
       unit: "ms",
       ...p50,
+      floor: p50.raw + echoPick("p50Ms"),
       target: { text: "≤ 1.5x", met: p50.mesh <= 1.5 * p50.raw },
     });
     emit({
@@ -252,15 +365,97 @@ async function getPut(world: World, sizes: Sizes, startHost: StartHost, stopHost
       unit: "ms",
       mesh: pick("mesh", "p99Ms"),
       raw: pick("raw", "p99Ms"),
+      floor: pick("raw", "p99Ms") + echoPick("p99Ms"),
     });
     emit({
       metric: `${label}, ${sizes.inFlight} in flight`,
       unit: "ops/s",
       ...inFlight,
+      floor: serialRate(inFlight.raw, median(echo.peer.perSecond)),
       target: { text: "≥ 0.7x", met: inFlight.mesh >= 0.7 * inFlight.raw },
     });
+    for (const mode of ["sequential", "pipelined"] as const) {
+      const how = mode === "sequential" ? "sequential" : `${sizes.inFlight} in flight`;
+      const rawCpu = median(figures.raw.cpu[mode]);
+      const runtimeCpu = median(figures.mesh.cpu[mode]);
+      emit({
+        metric: `${label}, ${how}: runtime CPU per call, vs the raw client's`,
+        unit: "µs",
+        mesh: runtimeCpu,
+        raw: rawCpu,
+        floor: rawCpu + median(echo.peer.child.cpu[mode]),
+        ...(op === "put" ? { target: { text: "≤ raw + 25 µs", met: runtimeCpu <= rawCpu + 25 } } : {}),
+      });
+      emit({
+        metric: `${label}, ${how}: bundle CPU per call, vs the raw client's`,
+        unit: "µs",
+        mesh: median(figures.bundle.cpu[mode]),
+        raw: rawCpu,
+        floor: median(echo.peer.cpu[mode]),
+      });
+    }
   }
+  await largePut(sizes, host, kv);
   await stopHosts([host]);
+}
+
+/** The issue's 200 KiB ordinary value (2,600 small objects), put one after another on one key. */
+async function largePut(sizes: Sizes, host: Host, kv: KV): Promise<void> {
+  const value = largeValue(0);
+  const rawPut = () => kv.put("large", JSON.stringify(value));
+  const meshPut = (count: number) =>
+    host.bundle<SequentialRun>("b0", {
+      cmd: "sequential",
+      op: "put",
+      bucket: BUCKETS.items,
+      keys: 1,
+      value: "large",
+      count,
+    });
+  await runSequential(Math.ceil(sizes.largePuts / 4), rawPut);
+  await meshPut(Math.ceil(sizes.largePuts / 4));
+  const figures = {
+    raw: [] as number[],
+    mesh: [] as number[],
+    rawCpu: [] as number[],
+    runtime: [] as number[],
+    bundle: [] as number[],
+  };
+  for (let run = 0; run < sizes.runs; run++) {
+    const rawRun = await ownCpu(() =>
+      phase("raw large put", sizes.largePuts, () => runSequential(sizes.largePuts, rawPut)),
+    );
+    figures.raw.push(sequentialFigures(rawRun.result).p50Ms);
+    figures.rawCpu.push(perCall(rawRun.cpu, sizes.largePuts));
+    const meshRun = await meshCpu(host, "b0", () =>
+      phase("mesh large put", sizes.largePuts, () => meshPut(sizes.largePuts)),
+    );
+    figures.mesh.push(sequentialFigures(meshRun.result).p50Ms);
+    figures.runtime.push(perCall(meshRun.runtime, sizes.largePuts));
+    figures.bundle.push(perCall(meshRun.bundle, sizes.largePuts));
+  }
+  const size = bytes(JSON.stringify(value).length);
+  const label = `put ${size} value (${count(LARGE_ITEMS)} small objects)`;
+  const p50 = median(figures.mesh);
+  emit({
+    metric: `${label}, sequential p50 latency`,
+    unit: "ms",
+    mesh: p50,
+    raw: median(figures.raw),
+    target: { text: "≤ 10 ms", met: p50 <= 10 },
+  });
+  emit({
+    metric: `${label}: runtime CPU per call, vs the raw client's`,
+    unit: "µs",
+    mesh: median(figures.runtime),
+    raw: median(figures.rawCpu),
+  });
+  emit({
+    metric: `${label}: bundle CPU per call, vs the raw client's`,
+    unit: "µs",
+    mesh: median(figures.bundle),
+    raw: median(figures.rawCpu),
+  });
 }
 
 async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {
@@ -283,20 +478,32 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
   ];
   for (const { bucket, keys, label, target } of cases) {
     const times = { raw: [] as number[], mesh: [] as number[] };
+    const cpu = { raw: [] as number[], runtime: [] as number[], bundle: [] as number[] };
     for (let run = 0; run < sizes.runs; run++) {
-      const rawRun = await rawHost.request<{ ms: number; entries: number }>({
-        cmd: "raw-time-to-current",
-        bucket: natsBucket(bucket),
-        expected: keys,
-      });
-      const meshRun = await runtime.bundle<{ ms: number; puts: number }>("b0", { cmd: "time-to-current", bucket });
-      if (meshRun.puts !== keys || rawRun.entries !== keys) {
+      const rawRun = await hostCpu(rawHost, () =>
+        phase(`raw time to current ${bucket}`, keys, () =>
+          rawHost.request<{ ms: number; entries: number }>({
+            cmd: "raw-time-to-current",
+            bucket: natsBucket(bucket),
+            expected: keys,
+          }),
+        ),
+      );
+      const meshRun = await meshCpu(runtime, "b0", () =>
+        phase(`mesh time to current ${bucket}`, keys, () =>
+          runtime.bundle<{ ms: number; puts: number }>("b0", { cmd: "time-to-current", bucket }),
+        ),
+      );
+      if (meshRun.result.puts !== keys || rawRun.result.entries !== keys) {
         throw new Error(
-          `watch of ${bucket}: the bundle got ${meshRun.puts} values, the raw client ${rawRun.entries}, of ${keys}`,
+          `watch of ${bucket}: the bundle got ${meshRun.result.puts} values, the raw client ${rawRun.result.entries}, of ${keys}`,
         );
       }
-      times.raw.push(rawRun.ms);
-      times.mesh.push(meshRun.ms);
+      times.raw.push(rawRun.result.ms);
+      times.mesh.push(meshRun.result.ms);
+      cpu.raw.push(perCall(rawRun.cpu, keys));
+      cpu.runtime.push(perCall(meshRun.runtime, keys));
+      cpu.bundle.push(perCall(meshRun.bundle, keys));
     }
     const mesh = median(times.mesh);
     const raw = median(times.raw);
@@ -307,8 +514,42 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
       raw,
       ...(target === undefined ? {} : { target: { text: `≤ ${target}x`, met: mesh <= target * raw } }),
     });
+    for (const side of ["runtime", "bundle"] as const) {
+      emit({
+        metric: `watch: time to current, ${label}: ${side} CPU per key, vs the raw client's`,
+        unit: "µs",
+        mesh: median(cpu[side]),
+        raw: median(cpu.raw),
+      });
+    }
   }
   await stopHosts([runtime, rawHost]);
+}
+
+const RETAINED_EVERY_MS = 500;
+
+/** `work`, with the most the host retained (heapUsed + external after a forced GC) while it ran and after. */
+async function mostRetained<T>(host: Host, work: () => Promise<T>): Promise<{ result: T; most: number }> {
+  let most = 0;
+  let sampling = Promise.resolve();
+  const sample = () => {
+    sampling = sampling
+      .then(() => host.request<{ retained: number }>({ cmd: "memory-retained" }))
+      .then(({ retained }) => {
+        most = Math.max(most, retained);
+      });
+  };
+  const timer = setInterval(sample, RETAINED_EVERY_MS);
+  try {
+    const result = await work();
+    clearInterval(timer);
+    // Once more at current, the watch still open.
+    sample();
+    await sampling;
+    return { result, most };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {
@@ -316,22 +557,41 @@ async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHost
   await runtime.request({ cmd: "start-bundle", bundle: "slow", membership: world.membership, mode: "slow" });
   const rawHost = await startHost(world.raw, "raw-memory");
   type Usage = { rss: number; heapTotal: number; external: number; arrayBuffers: number };
+  const meshWatch = (host: Host) =>
+    host.bundle<{ ms: number; events: number; batches: number }>("slow", {
+      cmd: "slow-watch",
+      bucket: BUCKETS.full,
+      delayMs: sizes.slowDelayMs,
+    });
+  const rawWatch = (host: Host) =>
+    host.request<{ ms: number; entries: number }>({
+      cmd: "raw-slow-watch",
+      bucket: natsBucket(BUCKETS.full),
+      expected: world.fullKeys,
+      batch: 256,
+      delayMs: sizes.slowDelayMs,
+    });
   const before = await runtime.request<Usage>({ cmd: "memory-reset" });
-  const meshRun = await runtime.bundle<{ ms: number; events: number; batches: number }>("slow", {
-    cmd: "slow-watch",
-    bucket: BUCKETS.full,
-    delayMs: sizes.slowDelayMs,
-  });
+  const meshRun = await meshWatch(runtime);
   const meshPeak = await runtime.request<Usage & { peak: number }>({ cmd: "memory-peak" });
   const rawBefore = await rawHost.request<{ rss: number }>({ cmd: "memory-reset" });
-  const rawRun = await rawHost.request<{ ms: number; entries: number }>({
-    cmd: "raw-slow-watch",
-    bucket: natsBucket(BUCKETS.full),
-    expected: world.fullKeys,
-    batch: 256,
-    delayMs: sizes.slowDelayMs,
-  });
+  const rawRun = await rawWatch(rawHost);
   const rawPeak = await rawHost.request<{ peak: number }>({ cmd: "memory-peak" });
+  await stopHosts([runtime, rawHost]);
+  // Retained memory in fresh processes, apart: the forced GCs it takes would lower the RSS peak above.
+  const retained = async (host: Host, watch: (host: Host) => Promise<unknown>) => {
+    const { retained: start } = await host.request<{ retained: number }>({ cmd: "memory-retained" });
+    const { most } = await mostRetained(host, () => watch(host));
+    return (most - start) / MiB;
+  };
+  const runtime2 = await startHost(world.machines[1]!, "runtime-retained");
+  await runtime2.request({ cmd: "start-bundle", bundle: "slow", membership: world.membership, mode: "slow" });
+  const retainedGrowth = await retained(runtime2, meshWatch);
+  await stopHosts([runtime2]);
+  const rawHost2 = await startHost(world.raw, "raw-retained");
+  const rawRetainedGrowth = await retained(rawHost2, rawWatch);
+  await stopHosts([rawHost2]);
+
   const growth = (meshPeak.peak - before.rss) / MiB;
   emit({
     metric: `memory: runtime peak RSS growth, ${sizes.slowDelayMs} ms-per-batch bundle watching full ${bytes(sizes.fullBytes)}`,
@@ -340,13 +600,22 @@ async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHost
     raw: (rawPeak.peak - rawBefore.rss) / MiB,
     target: { text: "< 32 MiB", met: growth < 32 },
   });
+  emit({
+    metric: "memory: runtime retained growth (heapUsed + external after a GC, most seen), that slow watch",
+    unit: "MiB",
+    mesh: retainedGrowth,
+    raw: rawRetainedGrowth,
+    target: { text: "< 16 MiB", met: retainedGrowth < 16 },
+  });
   emit({ metric: "memory: that slow watch, time to current", unit: "ms", mesh: meshRun.ms, raw: rawRun.ms });
   const grew = (field: keyof Usage) => `${field} +${((meshPeak[field] - before[field]) / MiB).toFixed(1)}`;
   note(
     `runtime RSS ${(before.rss / MiB).toFixed(0)} MiB before; at most ${grew("heapTotal")}, ${grew("external")}, ${grew("arrayBuffers")} MiB; ${meshRun.events} events in ${meshRun.batches} batches`,
   );
   note(`raw: kv.watch() in a process alike, its consumer sleeping ${sizes.slowDelayMs} ms every 256 entries`);
-  await stopHosts([runtime, rawHost]);
+  note(
+    `retained: the same watch again in a fresh process, heapUsed + external after a forced GC every ${RETAINED_EVERY_MS} ms and once at current`,
+  );
 }
 
 async function fanout(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {

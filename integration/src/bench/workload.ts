@@ -75,3 +75,21 @@ export function sequentialFigures(run: SequentialRun): SequentialFigures {
     p99Ms: quantile(run.latencies, 0.99),
   };
 }
+
+/** The issue's large ordinary value: 2,600 small objects, about 200 KiB of JSON (no field looks like a secret). */
+export const LARGE_ITEMS = 2_600;
+/** A type, not an interface, so it stays assignable to a JSON value. */
+export type LargeItem = { id: number; name: string; tags: string[]; price: number; qty: number; active: boolean };
+export function largeValue(index: number): { n: number; items: LargeItem[] } {
+  return {
+    n: index,
+    items: Array.from({ length: LARGE_ITEMS }, (_, item) => ({
+      id: item,
+      name: `item-${item}`,
+      tags: ["red"],
+      price: item * 0.25,
+      qty: item % 10,
+      active: item % 2 === 0,
+    })),
+  };
+}
