@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type RaiseReport, raise } from "@mesh/controller-kv";
 import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import type { Catalogue } from "@mesh/manifest-schema";
-import { killAllTrackedSync, type NatsServerHandle, startServer } from "@mesh/nats-harness";
+import { killAllTrackedSync, startServer } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -37,35 +37,6 @@ export interface DevMesh {
   killNow(): void;
   /** Closes the connection, then stops the embedded server and removes its store. */
   close(): Promise<void>;
-}
-
-const HARNESS_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-type Listener = (...args: unknown[]) => void;
-
-/**
- * The harness kills its servers with SIGKILL on SIGINT/SIGTERM/SIGHUP — right for a test run, wrong here:
- * on Ctrl-C the bundle must stop first (it may still be writing), then the service, then the server. So
- * the listeners it adds while starting are taken off and handed back once the server is gone; its `exit`
- * hook stays, the net under everything.
- */
-async function startServerInOrder(
-  config: string,
-  name: string,
-): Promise<{ server: NatsServerHandle; restore(): void }> {
-  const before = new Map(HARNESS_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const server = await startServer({ config, name });
-  const taken: [NodeJS.Signals, Listener][] = [];
-  for (const signal of HARNESS_SIGNALS) {
-    for (const listener of process.listeners(signal) as Listener[]) {
-      if (before.get(signal)?.has(listener)) continue;
-      process.removeListener(signal, listener);
-      taken.push([signal, listener]);
-    }
-  }
-  const restore = () => {
-    for (const [signal, listener] of taken) process.on(signal, listener);
-  };
-  return { server, restore };
 }
 
 function checkReport(report: RaiseReport): RaiseReport {
@@ -103,7 +74,9 @@ export async function startEmbeddedMesh(input: {
       { grant: machine, password: passwords.machine },
     ],
   });
-  const { server, restore } = await startServerInOrder(config, `mesh-dev-${input.module}`);
+  // The harness adds no signal handler unless asked (reapOnSignals), so Ctrl-C stays ours: the bundle stops
+  // first (it may still be writing), then the service, then the server.
+  const server = await startServer({ config, name: `mesh-dev-${input.module}` });
   let connection: NatsConnection | undefined;
   try {
     const controllerConnection = await connect({
@@ -145,13 +118,11 @@ export async function startEmbeddedMesh(input: {
       async close() {
         await machineConnection.close().catch(() => undefined);
         await server[Symbol.asyncDispose]();
-        restore();
       },
     };
   } catch (error) {
     await connection?.close().catch(() => undefined);
     await server[Symbol.asyncDispose]();
-    restore();
     throw error;
   }
 }

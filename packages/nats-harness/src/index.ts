@@ -4,7 +4,7 @@ export { startCluster } from "./cluster.js";
 export type { NatsHarnessErrorCode } from "./errors.js";
 export { NatsHarnessError } from "./errors.js";
 export { assertBuildIsFresh } from "./fresh-build.js";
-export { killAllTrackedSync, trackedPids } from "./reaper.js";
+export { killAllTrackedSync, reapOnSignals, trackedPids } from "./reaper.js";
 export { startServer } from "./server.js";
 export type { TcpProxy } from "./tcp-proxy.js";
 export { startTcpProxy } from "./tcp-proxy.js";

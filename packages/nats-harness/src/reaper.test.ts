@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { cleanUpAllSync, killAllTrackedSync, trackedPids } from "./reaper.js";
+import { cleanUpAllSync, killAllTrackedSync, reapOnSignals, trackedPids } from "./reaper.js";
 import { startServer } from "./server.js";
 import { processExists } from "./testing.js";
 
@@ -15,4 +15,16 @@ test("the safety net SIGKILLs every tracked process synchronously, and is wired 
   while (processExists(pid) && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
   expect(processExists(pid)).toBe(false);
   // Disposing a server that is already dead is fine.
+});
+
+test("starting a server adds no signal handler; reapOnSignals does, once", async () => {
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  const before = signals.map((signal) => process.listenerCount(signal));
+  {
+    await using _server = await startServer({ jetstream: false });
+    expect(signals.map((signal) => process.listenerCount(signal))).toEqual(before);
+  }
+  reapOnSignals();
+  reapOnSignals();
+  expect(signals.map((signal) => process.listenerCount(signal))).toEqual(before.map((count) => count + 1));
 });

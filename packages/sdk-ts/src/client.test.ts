@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { WireRuntime } from "../test/wire-runtime.js";
 import { ClientError, StateError } from "./errors.js";
 import { connect } from "./index.js";
-import { WireRuntime } from "./test-support/wire-runtime.js";
 import type { WatchEvent } from "./types.js";
 
 async function setUp() {
