@@ -1,7 +1,7 @@
 import { declaredBuckets } from "@mesh/manifest-schema";
 import { describe, expect, it } from "vitest";
+import { manifest } from "../test/support.js";
 import { desiredStreamConfig, diffBucket, duplicateWindowChange } from "./bucket-config.js";
-import { manifest } from "./test-support.js";
 
 const [declared] = declaredBuckets([manifest("m", { b: { history: 3, ttl: "90s" } })]);
 const desired = desiredStreamConfig(declared!, 1);

@@ -2,10 +2,10 @@ import { durationToNanoseconds, MESH_CAPS } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { DiscardPolicy, StorageType } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Admin, connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 import { KV_HEADER_ALLOWANCE } from "./bucket-config.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
-import { type Admin, connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "./test-support.js";
 
 // One server for this file; every test uses module names of its own, so buckets never collide.
 let server: Awaited<ReturnType<typeof startServer>>;
