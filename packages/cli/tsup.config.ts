@@ -1,9 +1,9 @@
 import { meshPackage } from "../../tsup.base.js";
 
-// The private workspace packages (the server harness, the grant proof) are bundled into the CLI,
+// The private workspace packages (dev-mesh and the server harness under it, the grant proof) are bundled into the CLI,
 // so `mesh-state dev` and `verify-grants` work from the published tarball; testcontainers stays external.
 export default meshPackage({
   entry: { main: "src/main.ts" },
-  noExternal: ["@mesh/nats-harness", "@mesh/grant-proof"],
+  noExternal: ["@mesh/dev-mesh", "@mesh/nats-harness", "@mesh/grant-proof"],
   external: ["testcontainers"],
 });

@@ -2,61 +2,26 @@
 // (the controller's user, one machine user, and an admin used only to inspect and to kill leaders), the
 // bucket raised by controller-kv as the controller, the membership issued by controller-kv, and
 // runtime-state serving real bundle child processes that import the BUILT @mesh/sdk-ts.
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { issueBuckets, raise } from "@mesh/controller-kv";
-import {
-  composeControllerGrant,
-  composeMachineGrant,
-  type Grant,
-  renderStateAccountConfig,
-} from "@mesh/grant-composer";
-import { parseCatalogue } from "@mesh/manifest-schema";
-import {
-  assertBuildIsFresh,
-  type ClusterHandle,
-  type NatsServerHandle,
-  startCluster,
-  startServer,
-} from "@mesh/nats-harness";
-import { createStateService, type StateLimits, type StateService, serveStdio } from "@mesh/runtime-state";
+import { issueBuckets } from "@mesh/controller-kv";
+import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
+import { parseCatalogue, streamName } from "@mesh/manifest-schema";
+import { assertBuildIsFresh } from "@mesh/nats-harness";
+import type { StateLimits } from "@mesh/runtime-state";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 import { pino } from "pino";
 
 export const MODULE = "faults";
 export const BUCKET = `mod_${MODULE}_items`;
-export const STREAM = `KV_${BUCKET}`;
+export const STREAM = streamName(BUCKET);
 export const MACHINE = "m1";
 
 // history 5: every key the tests write is written at most a few times, so the stream keeps every
 // revision and "the bucket" can be read back as the exact sequence of changes.
 const catalogue = parseCatalogue([{ name: MODULE, state: { items: { history: 5 } } }]);
-const password = () => randomBytes(12).toString("base64url");
-const users = {
-  controller: { grant: composeControllerGrant(), password: password() },
-  machine: { grant: composeMachineGrant({ machine: MACHINE, assignments: [MODULE], catalogue }), password: password() },
-  admin: {
-    grant: {
-      user: "admin",
-      inboxPrefix: "_INBOX_admin",
-      permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-    } satisfies Grant,
-    password: password(),
-  },
-};
-const config = renderStateAccountConfig({ users: Object.values(users) });
-const connectAs = (user: keyof typeof users, servers: string | string[], options: ConnectionOptions = {}) =>
-  connect({
-    servers,
-    user: users[user].grant.user,
-    pass: users[user].password,
-    inboxPrefix: users[user].grant.inboxPrefix,
-    ...options,
-  });
+const reconnecting = { maxReconnectAttempts: -1, reconnectTimeWait: 100 };
 
 /** The membership the controller issues for the module: `items`, writable. */
 export const membership = { module: MODULE, buckets: issueBuckets({ module: MODULE, catalogue }) };
@@ -85,28 +50,12 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
       } catch {}
     }
   };
+  // The bucket raised by controller-kv as the controller; the STATE account rendered by grant-composer.
+  const world = await startMesh({ catalogue, machines: { [MACHINE]: [MODULE] }, nodes: options.nodes, admin: true });
+  disposers.push(() => world[Symbol.asyncDispose]());
   try {
-    let server: NatsServerHandle | undefined;
-    let cluster: ClusterHandle | undefined;
-    if (options.nodes === 1) {
-      server = await startServer({ config });
-      disposers.push(() => server![Symbol.asyncDispose]());
-    } else {
-      cluster = await startCluster({ size: 3, config });
-      disposers.push(() => cluster![Symbol.asyncDispose]());
-    }
-    const urls = server ? [server.url] : cluster!.urls;
-
-    const controller = await connectAs("controller", urls);
-    const report = await raise({ connection: controller, catalogue, replicas: options.nodes }).finally(() =>
-      controller.close(),
-    );
-    if (report.failed.length > 0 || !report.created.some((created) => created.bucket === BUCKET)) {
-      throw new Error(`the raise did not create ${BUCKET}: ${JSON.stringify(report)}`);
-    }
-
-    const admin = await connectAs("admin", urls, { maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-    disposers.push(() => admin.close());
+    const { server, cluster, urls } = world;
+    const admin = await world.connect("admin", reconnecting);
     const jsm = await jetstreamManager(admin);
     const kv = await new Kvm(admin).open(BUCKET);
     const mesh = {
@@ -118,18 +67,11 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
       kv,
       /** The machine's state connection, as the node runtime opens it (its user, its inbox prefix). */
       async machineConnection(servers: string | string[], extra: ConnectionOptions = {}): Promise<NatsConnection> {
-        const connection = await connectAs("machine", servers, {
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 100,
-          ...extra,
-        });
-        disposers.push(() => connection.close());
-        return connection;
+        return world.connect(MACHINE, { servers, ...reconnecting, ...extra });
       },
       /** Another admin connection, to `servers` only, with its JetStream manager (API timeout `timeoutMs`). */
       async adminConnection(servers: string | string[], timeoutMs = 2_000) {
-        const connection = await connectAs("admin", servers, { maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-        disposers.push(() => connection.close());
+        const connection = await world.connect("admin", { servers, ...reconnecting });
         return { connection, jsm: await jetstreamManager(connection, { timeout: timeoutMs }) };
       },
       /** Starts a bundle from ./fixtures, served by a runtime-state service of its own on `connection`. */
@@ -223,13 +165,14 @@ export function assertBuiltSdk(): void {
 function spawnBundle(connection: NatsConnection, script: string, args: string[], limits: Partial<StateLimits>) {
   // FAULTS_LOG=debug shows what the runtime did through the fault (to stderr), to tell a slow recovery's cause.
   const logger = process.env.FAULTS_LOG ? pino({ level: process.env.FAULTS_LOG }, pino.destination(2)) : undefined;
-  const service: StateService = createStateService({ connection, membership, limits, logger });
-  // A safelisted environment, as the node runtime gives a bundle.
-  const child: ChildProcess = spawn(process.execPath, [fixture(script), ...args], {
-    stdio: ["pipe", "pipe", "pipe", "ipc"],
-    env: { PATH: process.env.PATH ?? "" },
+  // A safelisted environment (the default), as the node runtime gives a bundle.
+  const { child, service, stdio } = spawnServedBundle({
+    script: fixture(script),
+    args,
+    service: { connection, membership, limits, logger },
+    stderr: "pipe",
+    ipc: true,
   });
-  const stdio = serveStdio({ service, input: child.stdout!, output: child.stdin! });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8");

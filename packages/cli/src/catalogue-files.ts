@@ -40,19 +40,24 @@ export async function readManifestFiles(paths: readonly string[], cwd: string): 
 
 /** Checks the files as one catalogue: the catalogue, or every problem tied to its file. */
 export function checkManifestFiles(files: readonly ManifestFile[]): { catalogue?: Catalogue; issues: FileIssue[] } {
-  const issues: FileIssue[] = files
+  // A file that is not JSON is one problem among the others: the rest are still checked as a catalogue.
+  const unparsable: FileIssue[] = files
     .filter((file) => file.parseError !== undefined)
     .map((file) => ({ file: file.path, path: "", message: `not JSON: ${file.parseError}` }));
-  if (issues.length > 0) return { issues };
-  const result = checkCatalogue(files.map((file) => file.json));
-  if (result.ok) return { catalogue: result.value, issues: [] };
-  return {
-    issues: result.issues.map((issue: CatalogueIssue) => ({
-      file: files[issue.manifest]!.path,
+  const parsed = files.filter((file) => file.parseError === undefined);
+  const result = checkCatalogue(parsed.map((file) => file.json));
+  if (result.ok && unparsable.length === 0) return { catalogue: result.value, issues: [] };
+  const issues = [
+    ...unparsable,
+    ...(result.ok ? [] : result.issues).map((issue: CatalogueIssue) => ({
+      file: parsed[issue.manifest]!.path,
       path: issue.path,
       message: issue.message,
     })),
-  };
+  ];
+  // In the order of the files, so each file's problems stand together.
+  const order = new Map(files.map((file, index) => [file.path, index]));
+  return { issues: issues.sort((a, b) => order.get(a.file)! - order.get(b.file)!) };
 }
 
 /** Loads a catalogue folder or throws an error listing every problem with its file. */

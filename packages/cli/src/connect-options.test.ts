@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type NatsServerHandle, startServer } from "@mesh/nats-harness";
 import { nkeys } from "@nats-io/nats-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { meshState } from "./test-support.js";
+import { meshState } from "../test/mesh-state.js";
 
 // Every connection option of the NATS CLI, tried against a real server configured for it. Each run is a
 // `raise --plan` of one bucket: it connects, lists the streams and reads the account's limits.

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reservePorts } from "@mesh/nats-harness";
 import { afterAll, expect, it } from "vitest";
-import { meshState } from "./test-support.js";
+import { meshState } from "../test/mesh-state.js";
 
 const dir = mkdtempSync(join(tmpdir(), "connect-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

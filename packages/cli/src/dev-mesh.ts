@@ -1,10 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { type RaiseReport, raise } from "@mesh/controller-kv";
-import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import { type Mesh, MeshRaiseError, startMesh } from "@mesh/dev-mesh";
 import type { Catalogue } from "@mesh/manifest-schema";
-import { killAllTrackedSync, type NatsServerHandle, startServer } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { connectToServer, type ServerOptions } from "./connect.js";
 
@@ -39,35 +36,6 @@ export interface DevMesh {
   close(): Promise<void>;
 }
 
-const HARNESS_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-type Listener = (...args: unknown[]) => void;
-
-/**
- * The harness kills its servers with SIGKILL on SIGINT/SIGTERM/SIGHUP — right for a test run, wrong here:
- * on Ctrl-C the bundle must stop first (it may still be writing), then the service, then the server. So
- * the listeners it adds while starting are taken off and handed back once the server is gone; its `exit`
- * hook stays, the net under everything.
- */
-async function startServerInOrder(
-  config: string,
-  name: string,
-): Promise<{ server: NatsServerHandle; restore(): void }> {
-  const before = new Map(HARNESS_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const server = await startServer({ config, name });
-  const taken: [NodeJS.Signals, Listener][] = [];
-  for (const signal of HARNESS_SIGNALS) {
-    for (const listener of process.listeners(signal) as Listener[]) {
-      if (before.get(signal)?.has(listener)) continue;
-      process.removeListener(signal, listener);
-      taken.push([signal, listener]);
-    }
-  }
-  const restore = () => {
-    for (const [signal, listener] of taken) process.on(signal, listener);
-  };
-  return { server, restore };
-}
-
 function checkReport(report: RaiseReport): RaiseReport {
   const problems = [
     ...report.conflicts.map((conflict) => `${conflict.bucket}: ${conflict.change.field} ${conflict.advice}`),
@@ -89,69 +57,41 @@ export async function startEmbeddedMesh(input: {
   machine: string;
   logger: Logger;
 }): Promise<DevMesh> {
-  const controller = composeControllerGrant();
-  const machine = composeMachineGrant({
-    machine: input.machine,
-    assignments: [input.module],
-    catalogue: input.catalogue,
-  });
-  // Fresh per run: the server lives as long as this process and listens on loopback only.
-  const passwords = { controller: randomBytes(12).toString("hex"), machine: randomBytes(12).toString("hex") };
-  const config = renderStateAccountConfig({
-    users: [
-      { grant: controller, password: passwords.controller },
-      { grant: machine, password: passwords.machine },
-    ],
-  });
-  const { server, restore } = await startServerInOrder(config, `mesh-dev-${input.module}`);
-  let connection: NatsConnection | undefined;
+  // Fresh passwords per run: the server lives as long as this process and listens on loopback only. The
+  // harness adds no signal handler (it is not asked to), so Ctrl-C stays ours: the bundle stops first (it
+  // may still be writing), then the service, then the server.
+  let mesh: Mesh;
   try {
-    const controllerConnection = await connect({
-      servers: server.url,
-      name: "mesh-state dev (controller)",
-      user: controller.user,
-      pass: passwords.controller,
-      inboxPrefix: controller.inboxPrefix,
+    mesh = await startMesh({
+      catalogue: input.catalogue,
+      machines: { [input.machine]: [input.module] },
+      name: `mesh-dev-${input.module}`,
+      logger: input.logger,
     });
-    let report: RaiseReport;
-    try {
-      report = checkReport(
-        await raise({
-          connection: controllerConnection,
-          catalogue: input.catalogue,
-          replicas: 1,
-          logger: input.logger,
-        }),
-      );
-    } finally {
-      await controllerConnection.close();
-    }
-    connection = await connect({
-      servers: server.url,
-      name: `mesh-state dev (${machine.user})`,
-      user: machine.user,
-      pass: passwords.machine,
-      inboxPrefix: machine.inboxPrefix,
+  } catch (error) {
+    if (!(error instanceof MeshRaiseError)) throw error;
+    checkReport(error.report);
+    throw error;
+  }
+  try {
+    const connection = await mesh.connect(input.machine, {
+      name: `mesh-state dev (${mesh.credentials(input.machine).user})`,
       // The runtime's state connection: no stack captured per request for async traces (runtime-state's README).
       noAsyncTraces: true,
     });
-    const machineConnection = connection;
+    const { user, password } = mesh.credentials(input.machine);
     return {
-      url: server.url,
-      connection: machineConnection,
-      report,
-      inspect: { user: machine.user, password: passwords.machine },
-      killNow: killAllTrackedSync,
+      url: mesh.urls[0]!,
+      connection,
+      report: mesh.report,
+      inspect: { user, password },
+      killNow: mesh.killNow,
       async close() {
-        await machineConnection.close().catch(() => undefined);
-        await server[Symbol.asyncDispose]();
-        restore();
+        await mesh[Symbol.asyncDispose]();
       },
     };
   } catch (error) {
-    await connection?.close().catch(() => undefined);
-    await server[Symbol.asyncDispose]();
-    restore();
+    await mesh[Symbol.asyncDispose]();
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { declaredBuckets } from "@mesh/manifest-schema";
 import { describe, expect, it } from "vitest";
+import { manifest } from "../test/support.js";
 import {
   CONSUMER_INACTIVE_LIMIT_NANOSECONDS,
   deleteMarkerChanges,
@@ -9,7 +10,6 @@ import {
   serverFeatures,
   setField,
 } from "./bucket-config.js";
-import { manifest } from "./test-support.js";
 
 const [declared] = declaredBuckets([manifest("m", { b: { history: 3, ttl: "90s" } })]);
 const desired = desiredStreamConfig(declared!, 1);

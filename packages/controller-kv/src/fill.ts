@@ -1,4 +1,4 @@
-import { parseBucketName } from "@mesh/manifest-schema";
+import { bucketOfStream, parseBucketName } from "@mesh/manifest-schema";
 import type { StreamInfo } from "@nats-io/jetstream";
 import type { NearlyFullBucket, UpdatedBucket } from "./types.js";
 
@@ -23,7 +23,7 @@ export function nearlyFullBuckets(
   }
   const full: NearlyFullBucket[] = [];
   for (const [stream, info] of existing) {
-    const bucket = stream.slice("KV_".length);
+    const bucket = bucketOfStream(stream)!;
     const names = parseBucketName(bucket);
     const maxBytes = newMax.get(bucket) ?? info.config.max_bytes;
     if (!names || !(maxBytes > 0)) continue;

@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
+import { manifest } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
 import { issueBuckets } from "./issue.js";
-import { manifest } from "./test-support.js";
 
 const catalogue = [
   manifest("operators-agent", { "mcp-servers": {}, applied: { history: 5, ttl: "30d", maxValueSize: 4096 } }, [

@@ -4,9 +4,9 @@ import { startCluster } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
+import { ADMIN_USER, CONTROLLER_USER, connectAdmin, connectController, disposable, manifest } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
-import { ADMIN_USER, CONTROLLER_USER, connectAdmin, connectController, disposable, manifest } from "./test-support.js";
 import type { RaiseReport } from "./types.js";
 
 // The state account as everywhere, plus a system account used only to ask which node leads the JetStream

@@ -1,7 +1,7 @@
 import { startServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
+import { connectAdmin, connectController, disposable, STATE_ACCOUNT_CONFIG, wideCatalogue } from "../test/support.js";
 import { raise } from "./raise.js";
-import { connectAdmin, connectController, disposable, STATE_ACCOUNT_CONFIG, wideCatalogue } from "./test-support.js";
 
 it("re-raising 300 unchanged buckets takes at most 3 list requests and no write", async () => {
   await using server = await startServer({ config: STATE_ACCOUNT_CONFIG });

@@ -1,9 +1,9 @@
 import { startServer } from "@mesh/nats-harness";
 import { pino } from "pino";
 import { expect, it } from "vitest";
+import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 import { evictsAtTheEdge, FILL_WARNING_PERCENT } from "./fill.js";
 import { raise } from "./raise.js";
-import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "./test-support.js";
 
 it("reports and warns of every bucket at or above 90 % of its max bytes, as it will be once the raise is done", async () => {
   await using server = await startServer({ config: STATE_ACCOUNT_CONFIG });

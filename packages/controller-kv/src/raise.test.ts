@@ -2,6 +2,7 @@ import { declaredBuckets, durationToNanoseconds, MESH_CAPS } from "@mesh/manifes
 import { startServer } from "@mesh/nats-harness";
 import { DiscardPolicy, StorageType } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Admin, connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 import {
   CONSUMER_INACTIVE_LIMIT_NANOSECONDS,
   desiredStreamConfig,
@@ -10,7 +11,6 @@ import {
 } from "./bucket-config.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
-import { type Admin, connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "./test-support.js";
 
 // One server for this file; every test uses module names of its own, so buckets never collide.
 let server: Awaited<ReturnType<typeof startServer>>;

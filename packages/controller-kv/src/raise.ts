@@ -1,5 +1,6 @@
 import {
   bucketName,
+  bucketOfStream,
   type DeclaredBucket,
   declaredBuckets,
   parseBucketName,
@@ -73,7 +74,7 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
   const declaredStreams = new Set(declared.map((bucket) => bucket.stream));
   for (const [stream, info] of existing) {
     if (declaredStreams.has(stream)) continue;
-    const bucket = stream.slice("KV_".length);
+    const bucket = bucketOfStream(stream)!;
     const names = parseBucketName(bucket)!;
     const orphan = {
       bucket,
@@ -86,7 +87,7 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
     logger.warn(orphan, `bucket ${bucket} is no longer declared by module ${names.module}: kept with its values`);
   }
   for (const stream of missing) {
-    if (!declaredStreams.has(stream)) notChecked(stream.slice("KV_".length), report, logger);
+    if (!declaredStreams.has(stream)) notChecked(bucketOfStream(stream)!, report, logger);
   }
 
   const declaredBucketNames = new Set(declared.map((bucket) => bucket.bucket));
@@ -174,7 +175,7 @@ async function listBuckets(api: JetStreamApi): Promise<{ existing: Map<string, S
       { cause: error },
     );
   }
-  const isBucket = (name: string) => name.startsWith("KV_") && parseBucketName(name.slice("KV_".length)) !== undefined;
+  const isBucket = (name: string) => parseBucketName(bucketOfStream(name) ?? "") !== undefined;
   const existing = new Map<string, StreamInfo>();
   for (const info of listing.streams) if (isBucket(info.config.name)) existing.set(info.config.name, info);
   return { existing, missing: new Set(listing.missing.filter(isBucket)) };

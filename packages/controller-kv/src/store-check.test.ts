@@ -1,9 +1,9 @@
 import { renderStateAccountConfig } from "@mesh/grant-composer";
 import { startServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
+import { ADMIN_USER, CONTROLLER_USER, connectAdmin, connectController, manifest } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
-import { ADMIN_USER, CONTROLLER_USER, connectAdmin, connectController, manifest } from "./test-support.js";
 
 // Issue #18: 3 buckets at the 64 MiB default on a state account whose file store holds 100 MiB (nats-server
 // reads 100M as 10^8 bytes, so the limit is given in bytes). Without the

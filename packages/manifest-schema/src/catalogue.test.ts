@@ -83,15 +83,31 @@ describe("checkCatalogue and parseCatalogue", () => {
     );
   });
 
-  it("reports each invalid manifest with its index, and skips cross checks until all are valid", () => {
+  it("reports each invalid manifest with its index, and the cross checks over every manifest at once", () => {
     const result = checkCatalogue([{ name: "ok", reads: ["missing.bucket"] }, { state: {} }, { name: "x", reads: 1 }]);
     expect(result).toEqual({
       ok: false,
       issues: [
         { manifest: 1, path: "name", message: "required: expected a string" },
         { manifest: 2, module: "x", path: "reads", message: "expected an array, got 1" },
+        { manifest: 0, module: "ok", path: "reads[0]", message: "missing.bucket: no module missing in the catalogue" },
       ],
     });
+  });
+
+  it("reports a dangling read of a manifest whose other fields fail, and reads of its declared state resolve", () => {
+    const result = checkCatalogue([
+      { name: "owner", state: { kept: { history: 1000 } } },
+      { name: "reader", state: { Bad: {} }, reads: ["owner.kept", "owner.gone"] },
+    ]);
+    expect(result.ok).toBe(false);
+    const issues = result.ok ? [] : result.issues;
+    expect(issues.map((issue) => `${issue.manifest} ${issue.path}`)).toEqual([
+      "0 state.kept.history",
+      "1 state.Bad",
+      "1 reads[1]",
+    ]);
+    expect(issues[2]!.message).toBe("owner.gone: module owner declares no state gone");
   });
 });
 

@@ -16,13 +16,14 @@ export { AccessSchema, IssuedBucketSchema, MembershipSchema, USE_NAME_PATTERN, U
 export type { ModuleName, ReadReference, StateName } from "./names.js";
 export {
   BUCKET_NAME_PATTERN,
-  BucketNameSchema,
   bucketName,
+  bucketOfStream,
   bucketSubjects,
   isValidName,
   MachineNameSchema,
   ModuleNameSchema,
   NAME_PATTERN,
+  NatsBucketNameSchema,
   parseBucketName,
   parseReadReference,
   READ_REFERENCE_PATTERN,

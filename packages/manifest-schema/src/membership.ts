@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MESH_CAPS } from "./caps.js";
-import { BucketNameSchema, ModuleNameSchema } from "./names.js";
+import { ModuleNameSchema, NatsBucketNameSchema } from "./names.js";
 
 /**
  * What a membership carries for state: the buckets the module may reach, keyed by the name the module
@@ -17,7 +17,7 @@ export const AccessSchema = z.enum(["read", "write"]);
 export type Access = z.infer<typeof AccessSchema>;
 
 export const IssuedBucketSchema = z.strictObject({
-  bucket: BucketNameSchema,
+  bucket: NatsBucketNameSchema,
   access: AccessSchema,
   /** The bucket's max encoded value size; the mesh cap when absent. */
   maxValueSize: z.number().int().min(1).max(MESH_CAPS.maxValueSize).optional(),

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { durationToMilliseconds, durationToNanoseconds } from "./duration.js";
-import { bucketName, bucketSubjects, isValidName, parseBucketName, parseReadReference, streamName } from "./names.js";
+import {
+  bucketName,
+  bucketOfStream,
+  bucketSubjects,
+  isValidName,
+  parseBucketName,
+  parseReadReference,
+  streamName,
+} from "./names.js";
 
 describe("names", () => {
   it("accepts 1 to 63 characters and refuses 64", () => {
@@ -40,5 +48,12 @@ describe("durations", () => {
 
   it("throws a RangeError on anything else", () => {
     expect(() => durationToMilliseconds("1w")).toThrow(RangeError);
+  });
+});
+
+describe("bucketOfStream", () => {
+  it("is the inverse of streamName, and undefined for a stream that is not a bucket's", () => {
+    expect(bucketOfStream(streamName("mod_a_b"))).toBe("mod_a_b");
+    expect(bucketOfStream("ORDERS")).toBeUndefined();
   });
 });

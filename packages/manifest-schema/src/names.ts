@@ -21,7 +21,8 @@ export const MachineNameSchema = z.string().regex(NAME_PATTERN, `a machine name 
 export const ReadReferenceSchema = z
   .string()
   .regex(READ_REFERENCE_PATTERN, `a read reference is <module>.<name>, each part ${NAME_RULE}`);
-export const BucketNameSchema = z.string().regex(BUCKET_NAME_PATTERN, "a bucket name is mod_<module>_<name>");
+/** A bucket's NATS name, `mod_<module>_<name>`: what the controller creates and a membership issues. */
+export const NatsBucketNameSchema = z.string().regex(BUCKET_NAME_PATTERN, "a bucket name is mod_<module>_<name>");
 
 export type ModuleName = z.infer<typeof ModuleNameSchema>;
 export type StateName = z.infer<typeof StateNameSchema>;
@@ -39,6 +40,11 @@ export function bucketName(module: string, name: string): string {
 /** The JetStream stream behind a bucket: `KV_<bucket>`. */
 export function streamName(bucket: string): string {
   return `KV_${bucket}`;
+}
+
+/** The inverse of `streamName`: the bucket behind a `KV_<bucket>` stream, or `undefined` for any other stream. */
+export function bucketOfStream(stream: string): string | undefined {
+  return stream.startsWith("KV_") ? stream.slice("KV_".length) : undefined;
 }
 
 /** The subjects a bucket's values are written to: `$KV.<bucket>.>`. */

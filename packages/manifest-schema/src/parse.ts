@@ -42,18 +42,33 @@ export function checkCatalogue(
 ): { ok: true; value: Catalogue } | { ok: false; issues: CatalogueIssue[] } {
   const issues: CatalogueIssue[] = [];
   const manifests: Manifest[] = [];
-  inputs.forEach((input, index) => {
+  // The catalogue checks run over every manifest, a failing one read as far as it can be (its name, its
+  // state names, its reads), so a dangling read is reported with the manifest's other problems, not after.
+  const views: Manifest[] = inputs.map((input, index) => {
     const result = checkManifest(input);
-    if (result.ok) manifests.push(result.value);
-    else {
-      const module = nameOf(input);
-      for (const issue of result.issues) issues.push({ manifest: index, ...(module ? { module } : {}), ...issue });
+    if (result.ok) {
+      manifests.push(result.value);
+      return result.value;
     }
+    const module = nameOf(input);
+    for (const issue of result.issues) issues.push({ manifest: index, ...(module ? { module } : {}), ...issue });
+    return lenientView(input, index);
   });
-  if (issues.length === 0) {
-    for (const issue of catalogueIssues(manifests)) issues.push(issue);
-  }
+  for (const issue of catalogueIssues(views)) issues.push(issue);
   return issues.length === 0 ? { ok: true, value: manifests } : { ok: false, issues };
+}
+
+/** What a manifest that fails the schema still says about the catalogue: its name, state names and reads. */
+function lenientView(input: unknown, index: number): Manifest {
+  const record = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+  const state = typeof record.state === "object" && record.state !== null ? record.state : {};
+  const reads = Array.isArray(record.reads) ? record.reads.filter((read) => typeof read === "string") : [];
+  return {
+    // No name: one no module can have (it holds a space), so it is neither a duplicate nor an owner.
+    name: nameOf(input) ?? `manifest ${index}`,
+    state: Object.fromEntries(Object.keys(state).map((name) => [name, {}])),
+    reads,
+  } as Manifest;
 }
 
 /** Parses a catalogue or throws a `ManifestError` listing every problem. */

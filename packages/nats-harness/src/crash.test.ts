@@ -27,7 +27,9 @@ beforeAll(async () => {
   });
   writeFileSync(
     join(workDir, "crasher.mjs"),
-    `import { startServer, startCluster } from "./harness.js";
+    // A test process: it asks for the signal reaper, as the tests' setup does.
+    `import { reapOnSignals, startServer, startCluster } from "./harness.js";
+reapOnSignals();
 const server = await startServer();
 const cluster = await startCluster({ size: 2 });
 const pids = [server.pid, ...cluster.nodes.map((node) => node.pid)];

@@ -5,7 +5,7 @@ export type { NatsHarnessErrorCode } from "./errors.js";
 export { NatsHarnessError } from "./errors.js";
 export { assertBuildIsFresh } from "./fresh-build.js";
 export { reservePorts } from "./net.js";
-export { killAllTrackedSync, trackedPids } from "./reaper.js";
+export { killAllTrackedSync, reapOnSignals, trackedPids } from "./reaper.js";
 export { startServer } from "./server.js";
 export type { TcpProxy } from "./tcp-proxy.js";
 export { startTcpProxy } from "./tcp-proxy.js";

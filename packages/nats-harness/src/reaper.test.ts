@@ -1,7 +1,11 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { expect, test } from "vitest";
 import { cleanUpAllSync, killAllTrackedSync, trackedPids } from "./reaper.js";
 import { startServer } from "./server.js";
 import { processExists } from "./testing.js";
+
+const run = promisify(execFile);
 
 test("the safety net SIGKILLs every tracked process synchronously, and is wired to process exit", async () => {
   await using server = await startServer({ jetstream: false });
@@ -15,4 +19,21 @@ test("the safety net SIGKILLs every tracked process synchronously, and is wired 
   while (processExists(pid) && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
   expect(processExists(pid)).toBe(false);
   // Disposing a server that is already dead is fine.
+});
+
+test("the harness adds no signal handler unless asked: a fresh process starts a server, then asks", async () => {
+  // A fresh process (this one's setup already asked): the built harness, as the CLI bundles it.
+  const script = `
+    const { startServer, reapOnSignals } = await import(${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)});
+    const count = () => ["SIGINT", "SIGTERM", "SIGHUP"].map((signal) => process.listenerCount(signal));
+    const server = await startServer({ jetstream: false });
+    const started = count();
+    reapOnSignals();
+    reapOnSignals();
+    const asked = count();
+    await server[Symbol.asyncDispose]();
+    console.log(JSON.stringify({ started, asked }));
+  `;
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script]);
+  expect(JSON.parse(stdout)).toEqual({ started: [0, 0, 0], asked: [1, 1, 1] });
 });

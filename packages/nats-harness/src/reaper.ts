@@ -4,7 +4,9 @@ import { rmSync } from "node:fs";
 // The safety net: a test run that crashes or forgets to dispose must leave no nats-server process and no temp dir.
 const tracked = new Set<ChildProcess>();
 const trackedDirs = new Set<string>();
-let installed = false;
+let exitHookInstalled = false;
+let signalHandlersInstalled = false;
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** Kills every live process the harness started, synchronously (usable from an 'exit' handler). */
 export function killAllTrackedSync(): void {
@@ -39,7 +41,7 @@ export function cleanUpAllSync(): void {
 
 /** A temp dir to remove on exit unless `untrackDir` is called first. */
 export function trackDir(dir: string): void {
-  install();
+  installExitHook();
   trackedDirs.add(dir);
 }
 
@@ -48,7 +50,7 @@ export function untrackDir(dir: string): void {
 }
 
 export function track(child: ChildProcess): void {
-  install();
+  installExitHook();
   tracked.add(child);
   child.once("exit", () => tracked.delete(child));
 }
@@ -62,9 +64,21 @@ function onSignal(signal: NodeJS.Signals): void {
   }
 }
 
-function install(): void {
-  if (installed) return;
-  installed = true;
+// The exit hook only kills and removes what the harness itself started, so it is always there.
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
   process.on("exit", cleanUpAllSync);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
+}
+
+/**
+ * Opt-in: on SIGINT/SIGTERM/SIGHUP, SIGKILL every tracked server and remove its store, then let the signal
+ * do what it would have done. Right for a test run (a Ctrl-C leaves nothing behind); wrong for a program
+ * that stops its own children in order on a signal (`mesh-state dev`), which therefore never calls it.
+ */
+export function reapOnSignals(): void {
+  installExitHook();
+  if (signalHandlersInstalled) return;
+  signalHandlersInstalled = true;
+  for (const signal of SIGNALS) process.on(signal, onSignal);
 }

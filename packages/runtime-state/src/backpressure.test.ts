@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { getLatency, rssMiB, serveMisbehaving } from "./misbehaving.js";
+import { ownerMembership, spawnBundle, stateServer, until } from "../test/kit.js";
+import { getLatency, rssMiB, serveMisbehaving } from "../test/misbehaving.js";
 import { createStateService } from "./service.js";
-import { ownerMembership, spawnBundle, stateServer, until } from "./test-kit.js";
 
 describe("back-pressure on a bundle's input", () => {
   it("400,000 gets never read: the runtime stops reading, grows < 32 MiB, and another bundle keeps its p50", async () => {

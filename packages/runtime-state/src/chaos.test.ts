@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { activeResources, getLatency, openFds, rssMiB, serveMisbehaving } from "./misbehaving.js";
+import { ownerMembership, readerMembership, spawnBundle, stateServer, until } from "../test/kit.js";
+import { activeResources, getLatency, openFds, rssMiB, serveMisbehaving } from "../test/misbehaving.js";
 import { createStateService } from "./service.js";
-import { ownerMembership, readerMembership, spawnBundle, stateServer, until } from "./test-kit.js";
 
 describe("chaos: one runtime, five misbehaving bundles and a well-behaved one", () => {
   it("the well-behaved bundle keeps working, memory stays bounded, and nothing is left behind", async () => {

@@ -6,10 +6,10 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { STATE_ERROR_CODES, type StateErrorReason, type WatchEvent } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
+import { stateServer } from "../test/kit.js";
 import { StateRefusal } from "./errors.js";
 import { createStateService } from "./service.js";
 import { encodeWatchEventsParams, StoredPutEvent } from "./stored-events.js";
-import { stateServer } from "./test-kit.js";
 
 const fixture = <T>(name: string): T =>
   JSON.parse(

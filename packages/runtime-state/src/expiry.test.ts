@@ -1,6 +1,6 @@
-import { serverFeatures } from "@mesh/controller-kv";
+import { serverFeatures } from "@mesh/dev-mesh";
 import { describe, expect, it } from "vitest";
-import { BUCKET, brief, stateServer, until, watchScene } from "./test-kit.js";
+import { BUCKET, brief, stateServer, until, watchScene } from "../test/kit.js";
 
 // A key that expires by its bucket's ttl: from nats-server 2.11 the stream keeps a delete marker
 // (`Nats-Marker-Reason: MaxAge`) and a watch sends a delete; on 2.10 the value just goes, and nothing tells a

@@ -1,8 +1,8 @@
 import { JsonRpcPeer } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
+import { ownerMembership, stateServer, until } from "../test/kit.js";
 import { mountStateVerbs } from "./mount.js";
 import { createStateService } from "./service.js";
-import { ownerMembership, stateServer, until } from "./test-kit.js";
 
 /** A host peer and a bundle peer wired to each other, lines delivered on the next microtask as a pipe would. */
 function linkedPeers() {

@@ -1,7 +1,7 @@
 import { startTcpProxy } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { BUCKET, brief, stateServer, until, watchScene } from "./test-kit.js";
+import { BUCKET, brief, stateServer, until, watchScene } from "../test/kit.js";
 
 /** The connection's status events as they happen, to wait on the cut and on the way back. */
 function statusLog(connection: NatsConnection): string[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { brief, ownerMembership, readerMembership, spawnBundle, stateServer, until, watchScene } from "../test/kit.js";
 import { createStateService } from "./service.js";
-import { brief, ownerMembership, readerMembership, spawnBundle, stateServer, until, watchScene } from "./test-kit.js";
 
 async function setup() {
   const nats = await stateServer();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { BUCKET, ownerMembership, readerMembership, spawnBundle, stateServer } from "../test/kit.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { createStateService } from "./service.js";
-import { BUCKET, ownerMembership, readerMembership, spawnBundle, stateServer } from "./test-kit.js";
 
 /** keys and history replies are bounded (limits.maxReplyBytes): over it, `too-large` — never a dropped line. */
 describe("replies too big for one line", () => {

@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { BUCKET, ownerMembership, spawnBundle, stateServer } from "../test/kit.js";
 import { createStateService } from "./service.js";
-import { BUCKET, ownerMembership, spawnBundle, stateServer } from "./test-kit.js";
 
 // Made at test time: no credential is a literal in the repository.
 const random = (length: number) => randomBytes(length).toString("base64url").replace(/[-_]/g, "x").slice(0, length);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { ownerMembership, readerMembership, spawnBundle, stateServer, until } from "../test/kit.js";
 import { createStateService } from "./service.js";
-import { ownerMembership, readerMembership, spawnBundle, stateServer, until } from "./test-kit.js";
 
 describe("stdio adapter: bad input from a real bundle", () => {
   it("answers each bad line correctly and serves the next request", async () => {

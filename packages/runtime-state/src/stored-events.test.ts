@@ -1,8 +1,8 @@
 import { jetstream } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
+import { BUCKET, readerMembership, spawnBundle, stateServer } from "../test/kit.js";
 import { createStateService } from "./service.js";
 import { encodeWatchEventsParams, StoredPutEvent } from "./stored-events.js";
-import { BUCKET, readerMembership, spawnBundle, stateServer } from "./test-kit.js";
 
 const encoder = new TextEncoder();
 

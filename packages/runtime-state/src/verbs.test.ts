@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { BUCKET, ownerMembership, readerMembership, spawnBundle, stateServer } from "../test/kit.js";
 import { createStateService } from "./service.js";
-import { BUCKET, ownerMembership, readerMembership, spawnBundle, stateServer } from "./test-kit.js";
 
 describe("state verbs over a real bundle's stdio, as a machine holding exactly its grant", () => {
   it("serves get, put (with revision), delete, keys and history", async () => {

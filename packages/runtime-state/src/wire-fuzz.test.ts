@@ -1,10 +1,10 @@
 import { PassThrough } from "node:stream";
 import { NdjsonLineReader } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
-import { rssMiB } from "./misbehaving.js";
+import { ownerMembership, stateServer, until } from "../test/kit.js";
+import { rssMiB } from "../test/misbehaving.js";
 import { createStateService } from "./service.js";
 import { serveStdio } from "./stdio.js";
-import { ownerMembership, stateServer, until } from "./test-kit.js";
 
 /**
  * A seeded fuzzer of the runtime's wire: random sequences of valid and invalid requests, and of answers

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertDistIsFresh, readmeMembership, realMesh } from "./test-support/real-mesh.js";
+import { assertDistIsFresh, readmeMembership, realMesh } from "../test/real-mesh.js";
 
 beforeAll(() => assertDistIsFresh());
 

@@ -3,9 +3,9 @@ import type { JsonValue } from "@mesh/state-protocol";
 import { JsonRpcPeer } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { WireRuntime } from "../test/wire-runtime.js";
 import { ClientError, StateError } from "./errors.js";
 import { connect } from "./index.js";
-import { WireRuntime } from "./test-support/wire-runtime.js";
 import type { WatchEvent } from "./types.js";
 
 async function setUp() {

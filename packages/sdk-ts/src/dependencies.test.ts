@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { assertDistIsFresh } from "./test-support/real-mesh.js";
+import { assertDistIsFresh } from "../test/real-mesh.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const FORBIDDEN = /nats|ajv|pino/;

@@ -1,6 +1,6 @@
-import { serverFeatures } from "@mesh/controller-kv";
+import { serverFeatures } from "@mesh/dev-mesh";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertDistIsFresh, realMesh } from "./test-support/real-mesh.js";
+import { assertDistIsFresh, realMesh } from "../test/real-mesh.js";
 
 beforeAll(() => assertDistIsFresh());
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { credentialCorpus, publicLookAlikes } from "./credential-corpus.test-kit.js";
+import { credentialCorpus, publicLookAlikes } from "../test/credential-corpus.js";
 import { CREDENTIAL_SHAPE_KINDS, credentialShapeOf } from "./credential-shapes.js";
 import { findCredential } from "./secrets.js";
 

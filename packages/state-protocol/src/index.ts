@@ -48,7 +48,7 @@ export type { JsonValue } from "./values.js";
 export { checkJsonValue, encodedValueSize, JsonValueSchema, MAX_VALUE_BYTES, MAX_VALUE_DEPTH } from "./values.js";
 export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";
 export {
-  BucketNameSchema,
+  BucketUseNameSchema,
   DeleteEventSchema,
   DeleteParamsSchema,
   DeleteResultSchema,

@@ -8,7 +8,7 @@ import { JsonValueSchema } from "./values.js";
  */
 
 /** A bucket as the module names it: a local state name (`mcp-servers`) or a read reference (`licence-manager.bindings`). */
-export const BucketNameSchema = z.string().min(1).max(127);
+export const BucketUseNameSchema = z.string().min(1).max(127);
 // Any string: an empty or over-long key breaks the key rule and is refused as `bad-key`, not `bad-request`.
 const KeyShape = z.string();
 /** A revision is the bucket's stream sequence; 0 in a put means "only if absent". */
@@ -38,11 +38,11 @@ export type DeleteEvent = z.infer<typeof DeleteEventSchema>;
 export const HistoryEntrySchema = z.discriminatedUnion("type", [PutEventSchema, DeleteEventSchema]);
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
 
-export const GetParamsSchema = z.strictObject({ bucket: BucketNameSchema, key: KeyShape });
+export const GetParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, key: KeyShape });
 export const GetResultSchema = EntrySchema.nullable();
 
 export const PutParamsSchema = z.strictObject({
-  bucket: BucketNameSchema,
+  bucket: BucketUseNameSchema,
   key: KeyShape,
   value: JsonValueSchema,
   revision: RevisionSchema.optional(),
@@ -50,20 +50,20 @@ export const PutParamsSchema = z.strictObject({
 export const PutResultSchema = z.object({ revision: RevisionSchema });
 
 export const DeleteParamsSchema = z.strictObject({
-  bucket: BucketNameSchema,
+  bucket: BucketUseNameSchema,
   key: KeyShape,
   revision: RevisionSchema.optional(),
 });
 export const DeleteResultSchema = z.object({});
 
-export const KeysParamsSchema = z.strictObject({ bucket: BucketNameSchema, filter: KeyShape.optional() });
+export const KeysParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, filter: KeyShape.optional() });
 export const KeysResultSchema = z.object({ keys: z.array(z.string()) });
 
-export const HistoryParamsSchema = z.strictObject({ bucket: BucketNameSchema, key: KeyShape });
+export const HistoryParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, key: KeyShape });
 export const HistoryResultSchema = z.object({ entries: z.array(HistoryEntrySchema) });
 
 export const WatchIdSchema = z.string().min(1).max(64);
-export const WatchParamsSchema = z.strictObject({ bucket: BucketNameSchema, filter: KeyShape.optional() });
+export const WatchParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, filter: KeyShape.optional() });
 export const WatchResultSchema = z.object({ watch: WatchIdSchema });
 
 export const UnwatchParamsSchema = z.strictObject({ watch: WatchIdSchema });

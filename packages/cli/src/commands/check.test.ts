@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { meshState } from "../test-support.js";
+import { meshState } from "../../test/mesh-state.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -49,6 +49,24 @@ it("check: prints every problem with its file and path, and exits 1", async () =
   expect(result.stdout).toBe(
     "b.json reads[0]: a.t: module a declares no state t\nb.json reads[1]: c.s: no module c in the catalogue\n",
   );
+});
+
+it("check: a file that is not JSON hides nothing; a failing manifest's dangling reads are still reported", async () => {
+  const dir = write({
+    "a.json": JSON.stringify({ name: "a", state: { s: { history: 100 } }, reads: ["zz.q"] }),
+    "broken.json": "{ not json",
+    "c.json": JSON.stringify({ name: "c", reads: ["a.t"] }),
+  });
+  const result = await check(["."], dir);
+  expect(result.code).toBe(1);
+  expect(result.stdout.split("\n").map((line) => line.replace(/not JSON: .*/, "not JSON: …"))).toEqual([
+    "a.json state.s.history: at most 64, got 100",
+    "a.json reads[0]: zz.q: no module zz in the catalogue",
+    "broken.json: not JSON: …",
+    "c.json reads[0]: a.t: module a declares no state t",
+    "",
+  ]);
+  expect(result.stderr).toBe("3 manifests: 4 problems\n");
 });
 
 it("check with no path is a usage error; --help has an example", async () => {

@@ -6,7 +6,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, expect, it } from "vitest";
-import { meshState } from "../test-support.js";
+import { meshState } from "../../test/mesh-state.js";
 
 // A machine whose modules need nothing, its grant loaded into a real server exactly as `grants` prints it,
 // in each form: it can do nothing (issue #18: an empty allow list once let such a user delete a stream).

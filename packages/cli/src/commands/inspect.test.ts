@@ -11,7 +11,7 @@ import { startServer } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
-import { MAIN, meshState } from "../test-support.js";
+import { MAIN, meshState } from "../../test/mesh-state.js";
 
 // ls, get, history and watch from the built CLI, as an operator runs them: connected as the state user of a
 // machine whose module only READS the bucket (the reader subjects of grant-composer), and as one whose

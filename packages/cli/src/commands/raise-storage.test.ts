@@ -6,7 +6,7 @@ import { startServer } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, expect, it } from "vitest";
-import { meshState } from "../test-support.js";
+import { meshState } from "../../test/mesh-state.js";
 
 // Issue #18: 3 buckets at the 64 MiB default, a state account whose file store holds 100 MiB.
 const MIB = 1024 * 1024;

@@ -6,7 +6,7 @@ import { startServer } from "@mesh/nats-harness";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { afterEach, expect, it } from "vitest";
-import { meshState } from "../test-support.js";
+import { meshState } from "../../test/mesh-state.js";
 
 // The controller's state user as composed, and an admin used only to seed a value.
 const ADMIN = {

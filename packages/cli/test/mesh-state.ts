@@ -1,4 +1,4 @@
-// For this package's tests only (not part of the CLI): the built CLI, run as an operator runs it.
+// This package's test kit (outside src/, never built): the built CLI, run as an operator runs it.
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";

@@ -1,17 +1,14 @@
 // The acceptance tests' world: a real nats-server with the STATE account rendered by grant-composer, a
 // machine connection holding exactly its composed grant, runtime-state serving real bundle child processes
 // over their stdio, and bundles that import the BUILT sdk-ts (dist/) as a module author's would.
-import { type ChildProcess, spawn } from "node:child_process";
+
 import { fileURLToPath } from "node:url";
-import { desiredStreamConfig } from "@mesh/controller-kv";
-import { composeMachineGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
-import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
-import { assertBuildIsFresh, startServer } from "@mesh/nats-harness";
-import { createStateService, serveStdio } from "@mesh/runtime-state";
+import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
+import { parseCatalogue, streamName } from "@mesh/manifest-schema";
+import { assertBuildIsFresh } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 
 const catalogue = parseCatalogue([
   {
@@ -42,15 +39,8 @@ export const readmeMembership = {
     "licence-manager.bindings": { bucket: "mod_licence-manager_bindings", access: "read" },
   },
 } as const;
-const machineGrant = composeMachineGrant({ machine: "m1", assignments: ["sdk-app", "operators-agent"], catalogue });
-const admin: Grant = {
-  user: "admin",
-  inboxPrefix: "_INBOX",
-  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-};
-
-const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+const packageRoot = fileURLToPath(new URL("../", import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`../src/fixtures/${name}`, import.meta.url));
 
 /** Bundles run dist/: refuse to test a build older than the source rather than pass on stale code. */
 export function assertDistIsFresh(): void {
@@ -58,48 +48,16 @@ export function assertDistIsFresh(): void {
 }
 
 export async function realMesh() {
-  const config = renderStateAccountConfig({
-    users: [admin, machineGrant].map((grant) => ({ grant, password: grant.user })),
-  });
-  const server = await startServer({ config });
-  const connections: NatsConnection[] = [];
+  // The buckets as the controller raises them (controller-kv), the machine user as grant-composer composes it.
+  const mesh = await startMesh({ catalogue, machines: { m1: ["sdk-app", "operators-agent"] }, admin: true });
   const bundles = new Set<Bundle>();
-  const adminConnection = await connect({ servers: server.url, user: "admin", pass: "admin" });
-  connections.push(adminConnection);
+  const adminConnection = await mesh.connect("admin");
   const jsm = await jetstreamManager(adminConnection);
-  for (const { bucket } of [...Object.values(membership.buckets), ...Object.values(readmeMembership.buckets)]) {
-    const declared = declaredBuckets(catalogue).find((candidate) => candidate.bucket === bucket);
-    if (declared?.ttl !== undefined) {
-      // As controller-kv's raise makes it on this server's version (delete markers from 2.11).
-      await jsm.streams.add(desiredStreamConfig(declared, 1, adminConnection.info?.version) as never);
-      continue;
-    }
-    // As the controller creates a bucket (DESIGN.md, "The controller's raise").
-    await jsm.streams.add({
-      name: `KV_${bucket}`,
-      subjects: [`$KV.${bucket}.>`],
-      max_msgs_per_subject: bucket.endsWith("items") ? 5 : 1,
-      max_bytes: 64 * 1024 * 1024,
-      max_consumers: 200,
-      discard: "new" as never,
-      storage: "file" as never,
-      allow_direct: true,
-      allow_rollup_hdrs: true,
-      deny_delete: true,
-      num_replicas: 1,
-    });
-  }
   // One state connection per machine, shared by its bundles, as the node runtime holds it.
-  const machine = await connect({
-    servers: server.url,
-    user: machineGrant.user,
-    pass: machineGrant.user,
-    inboxPrefix: machineGrant.inboxPrefix,
-  });
-  connections.push(machine);
+  const machine = await mesh.connect("m1");
 
   return {
-    server,
+    server: mesh.server!,
     /** The server's version, from its INFO. */
     version: adminConnection.info?.version ?? "unknown",
     jsm,
@@ -111,13 +69,12 @@ export async function realMesh() {
       return bundle;
     },
     async consumerNames(bucket: string): Promise<string[]> {
-      const list = await jsm.consumers.list(`KV_${bucket}`).next();
+      const list = await jsm.consumers.list(streamName(bucket)).next();
       return list.map((info) => info.name);
     },
     async [Symbol.asyncDispose]() {
       await Promise.all([...bundles].map((bundle) => bundle.kill()));
-      await Promise.all(connections.map((connection) => connection.close().catch(() => undefined)));
-      await server[Symbol.asyncDispose]();
+      await mesh[Symbol.asyncDispose]();
     },
   };
 }
@@ -126,12 +83,14 @@ export type Bundle = ReturnType<typeof spawnBundle>;
 
 /** A bundle child process; it reports to the test over IPC (`process.send`), never over its stdio. */
 function spawnBundle(machine: NatsConnection, script: string, args: string[], issued: object) {
-  const service = createStateService({ connection: machine, membership: issued });
-  const child: ChildProcess = spawn(process.execPath, [script, ...args], {
-    stdio: ["pipe", "pipe", "pipe", "ipc"],
-    env: { PATH: process.env.PATH ?? "" },
+  const served = spawnServedBundle({
+    script,
+    args,
+    service: { connection: machine, membership: issued },
+    stderr: "pipe",
+    ipc: true,
   });
-  const stdio = serveStdio({ service, input: child.stdout!, output: child.stdin! });
+  const { child, stdio } = served;
   let stderr = "";
   const stderrWaiters = new Set<() => void>();
   child.stderr!.on("data", (chunk: Buffer) => {

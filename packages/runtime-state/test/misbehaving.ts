@@ -3,11 +3,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { serveStdio } from "./stdio.js";
-import type { spawnBundle } from "./test-kit.js";
-import type { StateService } from "./types.js";
+import { serveStdio } from "../src/stdio.js";
+import type { StateService } from "../src/types.js";
+import type { spawnBundle } from "./kit.js";
 
-const MISBEHAVE = fileURLToPath(new URL("./fixtures/misbehave.mjs", import.meta.url));
+const MISBEHAVE = fileURLToPath(new URL("../src/fixtures/misbehave.mjs", import.meta.url));
 
 export type Misbehaviour = "flood" | "silent-watcher" | "no-newline" | "random" | "abandon-watches";
 

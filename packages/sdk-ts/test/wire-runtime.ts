@@ -8,7 +8,7 @@ import {
   WATCH_EVENTS_METHOD,
   type WatchEvent,
 } from "@mesh/state-protocol";
-import type { LineReceiver, LineTransport } from "../types.js";
+import type { LineReceiver, LineTransport } from "../src/types.js";
 
 /**
  * An in-process stand-in for runtime-state, for the SDK's unit tests: the same JSON-RPC peer and wire

@@ -1,4 +1,4 @@
-// Helpers for this package's tests (not exported from index.ts): a state account with the controller's
+// This package's test kit (outside src/, never built): a state account with the controller's
 // state user and an admin used only to seed and inspect, and an observer of the JetStream API requests.
 import { composeControllerGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
 import type { Catalogue, Manifest } from "@mesh/manifest-schema";

@@ -1,36 +1,17 @@
-// Helpers for this package's own tests (not exported from index.ts): a real server with the STATE
-// account rendered by grant-composer, machine connections holding exactly their composed grant, and
-// real bundle child processes speaking NDJSON on their stdio.
-import { type ChildProcess, spawn } from "node:child_process";
+// This package's test kit (outside src/, so never built): the mesh from @mesh/dev-mesh, machine
+// connections holding exactly their composed grant, and real bundle child processes speaking NDJSON.
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { desiredStreamConfig } from "@mesh/controller-kv";
-import { composeMachineGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
-import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
-import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
+import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
+import { parseCatalogue, streamName } from "@mesh/manifest-schema";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
-import { createStateService } from "./service.js";
-import { type StdioHandle, serveStdio } from "./stdio.js";
-import type { StateLimits, StateService } from "./types.js";
+import { createStateService } from "../src/service.js";
+import type { StdioHandle } from "../src/stdio.js";
+import type { StateLimits, StateService } from "../src/types.js";
 
 export const BUCKET = "mod_notes-app_notes";
 export const OTHER_BUCKET = "mod_other_stuff";
-export const catalogue = parseCatalogue([
-  { name: "notes-app", state: { notes: { history: 5 } } },
-  { name: "dash", reads: ["notes-app.notes"] },
-  { name: "other", state: { stuff: {} } },
-]);
-/** m1 owns notes-app.notes, m2 only reads it; neither may reach other.stuff. */
-const grants = {
-  m1: composeMachineGrant({ machine: "m1", assignments: ["notes-app"], catalogue }),
-  m2: composeMachineGrant({ machine: "m2", assignments: ["dash"], catalogue }),
-} as const;
-const admin: Grant = {
-  user: "admin",
-  inboxPrefix: "_INBOX",
-  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-};
 
 export const ownerMembership = {
   module: "notes-app",
@@ -44,75 +25,38 @@ export const readerMembership = {
 export interface BucketSpec {
   history?: number;
   maxBytes?: number;
-  maxConsumers?: number;
-  /**
-   * A ttl (`2s`): notes-app.notes is then the stream controller-kv's raise makes for this server's version
-   * (delete markers from 2.11), and the other fields are not used.
-   */
+  /** A ttl (`2s`) for notes-app.notes, raised by controller-kv as on this server's version (delete markers from 2.11). */
   ttl?: string;
 }
 
+/**
+ * A mesh (dev-mesh) where m1 owns notes-app.notes and m2 only reads it; neither may reach other.stuff. The
+ * buckets are raised by controller-kv, so their stream config is the one production gets.
+ */
 export async function stateServer(spec: BucketSpec = {}) {
-  const config = renderStateAccountConfig({
-    users: [admin, grants.m1, grants.m2].map((grant) => ({ grant, password: grant.user })),
-  });
-  const server = await startServer({ config });
-  const connections: NatsConnection[] = [];
-  const adminConnection = await connect({ servers: server.url, user: "admin", pass: "admin" });
-  connections.push(adminConnection);
-  const jsm = await jetstreamManager(adminConnection);
-  for (const bucket of [BUCKET, OTHER_BUCKET]) {
-    if (bucket === BUCKET && spec.ttl !== undefined) {
-      const [declared] = declaredBuckets(parseCatalogue([{ name: "notes-app", state: { notes: { ttl: spec.ttl } } }]));
-      await jsm.streams.add(desiredStreamConfig(declared!, 1, adminConnection.info?.version) as never);
-    } else await createBucket(jsm, bucket, spec);
-  }
+  const options = { history: spec.history ?? 5, ...(spec.maxBytes ? { maxBytes: spec.maxBytes } : {}) };
+  const catalogue = parseCatalogue([
+    { name: "notes-app", state: { notes: { ...options, ...(spec.ttl ? { ttl: spec.ttl } : {}) } } },
+    { name: "dash", reads: ["notes-app.notes"] },
+    { name: "other", state: { stuff: options } },
+  ]);
+  const mesh = await startMesh({ catalogue, machines: { m1: ["notes-app"], m2: ["dash"] }, admin: true });
+  const admin = await mesh.connect("admin");
+  const jsm = await jetstreamManager(admin);
   return {
-    server,
-    admin: adminConnection,
+    server: mesh.server!,
+    admin,
     jsm,
     /** The machine's state connection, exactly as the runtime gets it (through `servers` when given: a proxy). */
-    async machine(machine: "m1" | "m2", servers = server.url): Promise<NatsConnection> {
-      const grant = grants[machine];
-      const connection = await connect({
-        servers,
-        user: grant.user,
-        pass: grant.user,
-        inboxPrefix: grant.inboxPrefix,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 100,
-      });
-      connections.push(connection);
-      return connection;
-    },
+    machine: (machine: "m1" | "m2", servers: string | string[] = mesh.urls): Promise<NatsConnection> =>
+      mesh.connect(machine, { servers, maxReconnectAttempts: -1, reconnectTimeWait: 100 }),
     async consumerNames(bucket = BUCKET): Promise<string[]> {
-      const list = await jsm.consumers.list(`KV_${bucket}`).next();
+      const list = await jsm.consumers.list(streamName(bucket)).next();
       // nats-server 2.9.10 lists a consumer deleted while the list is built as null (seen under load): gone.
       return list.filter((info) => info !== null).map((info) => info.name);
     },
-    async [Symbol.asyncDispose]() {
-      await Promise.all(connections.map((connection) => connection.close().catch(() => undefined)));
-      await server[Symbol.asyncDispose]();
-    },
+    [Symbol.asyncDispose]: () => mesh[Symbol.asyncDispose](),
   };
-}
-
-/** A bucket as the controller creates it: file storage, discard new, allow_direct, capped consumers. */
-async function createBucket(jsm: JetStreamManager, bucket: string, spec: BucketSpec): Promise<void> {
-  await jsm.streams.add({
-    name: `KV_${bucket}`,
-    subjects: [`$KV.${bucket}.>`],
-    max_msgs_per_subject: spec.history ?? 5,
-    max_bytes: spec.maxBytes ?? 64 * 1024 * 1024,
-    max_consumers: spec.maxConsumers ?? 500,
-    discard: "new" as never,
-    storage: "file" as never,
-    allow_direct: true,
-    allow_rollup_hdrs: true,
-    deny_delete: true,
-    max_msg_size: 300 * 1024,
-    num_replicas: 1,
-  });
 }
 
 /** Resolves when `condition` holds, checking on each event and every 20 ms; fails at the deadline. */
@@ -162,12 +106,13 @@ export async function watchScene(
   return { owner, reader: readerService, put, del, bundle, watch };
 }
 
-const BUNDLE = fileURLToPath(new URL("./fixtures/bundle.mjs", import.meta.url));
+const BUNDLE = fileURLToPath(new URL("../src/fixtures/bundle.mjs", import.meta.url));
 
 /** A real bundle child process, served by `service` over its stdio. */
 export function spawnBundle(service: StateService) {
-  const child: ChildProcess = spawn(process.execPath, [BUNDLE], { stdio: ["pipe", "pipe", "inherit", "ipc"] });
-  const stdio: StdioHandle = serveStdio({ service, input: child.stdout!, output: child.stdin! });
+  const served = spawnServedBundle({ script: BUNDLE, service, ipc: true, env: process.env });
+  const child: ChildProcess = served.child;
+  const stdio: StdioHandle = served.stdio;
   const lines: unknown[] = [];
   const waiters = new Set<() => void>();
   child.on("message", (message: { line: string }) => {

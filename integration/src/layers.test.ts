@@ -1,0 +1,70 @@
+// The README's picture of the package layers, checked against every package.json: a package's
+// `dependencies` sit on lower layers; its `devDependencies` too, or are the private fixtures of layer 4.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const FIXTURE_LAYER = 4;
+
+/** Layer of each package, by its name without `@mesh/`, from the README's ```text block under "### Layers". */
+function readLayers(): Map<string, number> {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("### Layers"));
+  const start = section.indexOf("```text") + "```text".length;
+  const block = section.slice(start, section.indexOf("```", start));
+  const layers = new Map<string, number>();
+  for (const line of block.split("\n")) {
+    const match = /^\s*(\d+)\s*\|\s*([^(]*)/.exec(line);
+    if (!match) continue;
+    for (const name of match[2]!.trim().split(/\s+/)) layers.set(name, Number(match[1]));
+  }
+  return layers;
+}
+
+interface Manifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+function manifests(): Manifest[] {
+  const dirs = [
+    ...readdirSync(join(ROOT, "packages")).map((dir) => join(ROOT, "packages", dir)),
+    ...readdirSync(join(ROOT, "examples")).map((dir) => join(ROOT, "examples", dir)),
+    join(ROOT, "integration"),
+  ];
+  return dirs.map((dir) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest);
+}
+
+const short = (name: string) => name.replace(/^@mesh\//, "");
+const workspace = (deps: Record<string, string> = {}) => Object.keys(deps).filter((name) => name.startsWith("@mesh/"));
+
+it("the README's layers name every workspace package once", () => {
+  const layers = readLayers();
+  expect([...layers.keys()].sort()).toEqual(
+    manifests()
+      .map((manifest) => short(manifest.name))
+      .sort(),
+  );
+});
+
+it("every package uses only lower layers; tests may also use the fixtures", () => {
+  const layers = readLayers();
+  const breaches: string[] = [];
+  for (const manifest of manifests()) {
+    const own = layers.get(short(manifest.name))!;
+    for (const dep of workspace(manifest.dependencies)) {
+      const layer = layers.get(short(dep))!;
+      if (!(layer < own)) breaches.push(`${manifest.name} (layer ${own}) depends on ${dep} (layer ${layer})`);
+    }
+    for (const dep of workspace(manifest.devDependencies)) {
+      const layer = layers.get(short(dep))!;
+      if (!(layer < own || layer === FIXTURE_LAYER)) {
+        breaches.push(`${manifest.name} (layer ${own}) has the dev dependency ${dep} (layer ${layer})`);
+      }
+    }
+  }
+  expect(breaches).toEqual([]);
+});

@@ -1,0 +1,32 @@
+import { desiredStreamConfig } from "@mesh/controller-kv";
+import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { expect, it } from "vitest";
+import { startMesh } from "./index.js";
+
+const catalogue = parseCatalogue([
+  { name: "notes-app", state: { notes: { history: 5, ttl: "30s" } } },
+  { name: "dash", reads: ["notes-app.notes"] },
+]);
+
+it("raises with controller-kv's stream config, and each machine connects with exactly its grant", async () => {
+  await using mesh = await startMesh({ catalogue, machines: { m1: ["notes-app"], m2: ["dash"] }, admin: true });
+  const jsm = await jetstreamManager(await mesh.connect("admin"));
+  const [declared] = declaredBuckets(catalogue);
+  const { config } = await jsm.streams.info(declared!.stream);
+  expect(config).toMatchObject(desiredStreamConfig(declared!, 1));
+
+  const reader = await mesh.connect("m2");
+  expect(reader.info?.client_id).toBeDefined();
+  expect(mesh.credentials("m2").inboxPrefix).toMatch(/^_INBOX_/);
+  // The reader may not write the bucket: its grant has no publish on the bucket's subjects.
+  await expect(reader.request("$KV.mod_notes-app_notes.k", "1", { timeout: 2_000 })).rejects.toThrow();
+  expect(mesh.membership("dash").buckets).toEqual({
+    "notes-app.notes": { bucket: "mod_notes-app_notes", access: "read" },
+  });
+});
+
+it("has no user it was not given", async () => {
+  await using mesh = await startMesh({ catalogue, machines: { m1: ["notes-app"] } });
+  expect(() => mesh.credentials("admin")).toThrow(/no user admin/);
+});

@@ -1,0 +1,153 @@
+import { randomBytes } from "node:crypto";
+import { issueBuckets, type RaiseReport, raise } from "@mesh/controller-kv";
+import {
+  composeControllerGrant,
+  composeMachineGrant,
+  type Grant,
+  renderStateAccountConfig,
+} from "@mesh/grant-composer";
+import type { Catalogue, IssuedBucket } from "@mesh/manifest-schema";
+import {
+  type ClusterHandle,
+  killAllTrackedSync,
+  type NatsServerHandle,
+  startCluster,
+  startServer,
+} from "@mesh/nats-harness";
+import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
+import { connect } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+
+/** An all-powerful user of the state account, for tests that seed, inspect or break things. Never in `dev`. */
+const ADMIN: Grant = {
+  user: "admin",
+  inboxPrefix: "_INBOX_admin",
+  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
+};
+
+export interface StartMeshOptions {
+  catalogue: Catalogue;
+  /** Machine → the modules assigned to it; each machine gets the user grant-composer composes for it. */
+  machines: Record<string, readonly string[]>;
+  /** 1: one file-backed server (the default); 3: a three-node cluster, every bucket with 3 replicas. */
+  nodes?: 1 | 3;
+  /** Adds the admin user (tests only). */
+  admin?: boolean;
+  /** The server's name (one server only), for its log lines. */
+  name?: string;
+  /** Passed to the raise. */
+  logger?: Logger;
+}
+
+/** A user of the mesh: the controller, a machine, or the admin. */
+export type MeshUser = "controller" | "admin" | (string & {});
+
+export interface Credentials {
+  user: string;
+  password: string;
+  inboxPrefix: string;
+}
+
+export interface Mesh extends AsyncDisposable {
+  server?: NatsServerHandle;
+  cluster?: ClusterHandle;
+  /** Every node's client URL. */
+  urls: string[];
+  /** The state account's config, as the server runs it. */
+  config: string;
+  /** What controller-kv's raise did; it asserted every bucket, or `startMesh` threw. */
+  report: RaiseReport;
+  credentials(user: MeshUser): Credentials;
+  /** A connection as `user` (its password, its inbox prefix), closed with the mesh. `servers`: every node by default. */
+  connect(user: MeshUser, options?: ConnectionOptions & { servers?: string | string[] }): Promise<NatsConnection>;
+  /** The membership the controller issues for `module`. */
+  membership(module: string): { module: string; buckets: Record<string, IssuedBucket> };
+  /** Kills the servers at once (a second Ctrl-C); `dispose` still cleans up. */
+  killNow(): void;
+}
+
+/**
+ * Composes the grants, renders the state account, starts the server (or cluster), raises the catalogue as
+ * the controller with controller-kv's own `raise`, and hands out connections as each user. Every bucket's
+ * stream config is controller-kv's: nothing here declares one.
+ */
+export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
+  const { catalogue } = options;
+  const nodes = options.nodes ?? 1;
+  const password = () => randomBytes(12).toString("base64url");
+  const grants = new Map<string, Grant>([["controller", composeControllerGrant()]]);
+  for (const [machine, assignments] of Object.entries(options.machines)) {
+    grants.set(machine, composeMachineGrant({ machine, assignments: [...assignments], catalogue }));
+  }
+  if (options.admin) grants.set("admin", ADMIN);
+  const passwords = new Map([...grants.keys()].map((user) => [user, password()]));
+  const config = renderStateAccountConfig({
+    users: [...grants].map(([user, grant]) => ({ grant, password: passwords.get(user)! })),
+  });
+
+  const credentials = (user: MeshUser): Credentials => {
+    const grant = grants.get(user);
+    if (!grant) throw new Error(`no user ${user} in this mesh: name it in machines, or ask for the admin`);
+    return { user: grant.user, password: passwords.get(user)!, inboxPrefix: grant.inboxPrefix };
+  };
+
+  const server =
+    nodes === 1 ? await startServer({ config, ...(options.name ? { name: options.name } : {}) }) : undefined;
+  const cluster = nodes === 3 ? await startCluster({ size: 3, config }) : undefined;
+  const urls = server ? [server.url] : cluster!.urls;
+  const connections = new Set<NatsConnection>();
+  const stop = async () => {
+    await Promise.all([...connections].map((connection) => connection.close().catch(() => undefined)));
+    await (server ?? cluster)![Symbol.asyncDispose]();
+  };
+
+  const connectAs: Mesh["connect"] = async (user, { servers = urls, ...extra } = {}) => {
+    const { user: name, password: pass, inboxPrefix } = credentials(user);
+    const connection = await connect({ servers, user: name, pass, inboxPrefix, ...extra });
+    connections.add(connection);
+    connection.closed().then(() => connections.delete(connection));
+    return connection;
+  };
+
+  try {
+    const controller = await connectAs("controller", { name: "dev-mesh (controller)" });
+    const report = await raise({
+      connection: controller,
+      catalogue,
+      replicas: nodes,
+      ...(options.logger ? { logger: options.logger } : {}),
+    }).finally(() => controller.close());
+    const problems = [
+      ...report.conflicts.map((conflict) => `${conflict.bucket}: ${conflict.change.field} ${conflict.advice}`),
+      ...report.failed.map((failed) => `${failed.bucket}: ${failed.action} failed: ${failed.message}`),
+    ];
+    if (problems.length > 0) throw new MeshRaiseError(problems, report);
+    return {
+      ...(server ? { server } : {}),
+      ...(cluster ? { cluster } : {}),
+      urls,
+      config,
+      report,
+      credentials,
+      connect: connectAs,
+      membership: (module) => ({ module, buckets: issueBuckets({ module, catalogue }) }),
+      killNow: killAllTrackedSync,
+      [Symbol.asyncDispose]: stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The raise did not assert every bucket; `problems` says which and why. */
+export class MeshRaiseError extends Error {
+  readonly code = "raise-failed";
+  constructor(
+    readonly problems: string[],
+    readonly report: RaiseReport,
+  ) {
+    super(`the raise did not assert every bucket:\n  ${problems.join("\n  ")}`);
+    this.name = "MeshRaiseError";
+  }
+}
