@@ -10,7 +10,7 @@ versions_file="$here/nats-server-versions.txt"
 natscli_version=v0.5.0
 
 pinned_versions() {
-  sed -e 's/#.*//' -e 's/[[:space:]]//g' "$versions_file" | grep -v '^$'
+  sed -e 's/#.*//' "$versions_file" | awk 'NF { print $1 }'
 }
 
 # go_install <module@version> <folder> <binary>: builds into <folder>, unless <folder>/<binary> is already there.

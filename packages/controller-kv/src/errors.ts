@@ -9,6 +9,8 @@ export type ControllerKvErrorCode =
   | "denied"
   /** Some creates or updates failed; `report` holds what was done and `report.failed` what was not. */
   | "incomplete"
+  /** The server is below the supported floor (SUPPORTED_SERVER_FLOOR) and the caller did not opt in. */
+  | "server-below-floor"
   /** `issueBuckets` of a module the catalogue does not hold. */
   | "unknown-module";
 

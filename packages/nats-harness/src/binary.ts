@@ -97,12 +97,12 @@ function newestPinnedBuild(env: NodeJS.ProcessEnv, versionsFile: string): string
     .find(isExecutableFile);
 }
 
-/** The versions of a pinned versions file: one a line, `#` starts a comment. */
+/** The versions of a pinned versions file: the first word of each line, `#` starts a comment. */
 export function pinnedVersions(text: string): string[] {
   return text
     .split("\n")
-    .map((line) => line.replace(/#.*/, "").trim())
-    .filter((line) => line !== "");
+    .map((line) => line.replace(/#.*/, "").trim().split(/\s+/)[0] ?? "")
+    .filter((version) => version !== "");
 }
 
 function builtVersions(tools: string): string[] {
