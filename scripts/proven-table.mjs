@@ -3,7 +3,8 @@
 // integration/src/proven.ts) into the README's marked section, one column a version, one row a fact.
 //   --write  normalise the result files (one line a fact, sorted) and rewrite the README's section
 //   --check  fail if the README's section differs from what the committed result files render to
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+//   --record-vitest VERSION REPORT.json FACT  record a vitest JSON report's pass count as FACT of VERSION
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -71,6 +72,12 @@ if (mode === "--write") {
     writeFileSync(`${dir}/${version}.jsonl`, `${lines.join("\n")}\n`);
   }
   writeFileSync(readme, text.slice(0, from) + render(results) + text.slice(to));
+} else if (mode === "--record-vitest") {
+  const [version, report, fact] = process.argv.slice(3);
+  const { numPassedTests, numTotalTests, testResults } = JSON.parse(readFileSync(report, "utf8"));
+  const passedFiles = testResults.filter((file) => file.status === "passed").length;
+  const value = `${numPassedTests}/${numTotalTests} tests in ${passedFiles}/${testResults.length} files`;
+  appendFileSync(`${dir}/${version}.jsonl`, `${JSON.stringify({ fact, value })}\n`);
 } else if (mode === "--check") {
   if (text.slice(from, to) !== render(results)) {
     console.error("proven-table: README.md's table differs from what docs/proven/*.jsonl render to.");

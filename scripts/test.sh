@@ -26,11 +26,17 @@ timed() { # timed <label> <command...>: runs it, records its time and outcome in
 }
 version_of() { "$1" --version | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+' | head -n 1; }
 fresh_results() { rm -f "$MESH_PROVEN_DIR/$1.jsonl"; }
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+# vitest's JSON report next to its usual output, for the pass counts in the table.
+reporters=(--reporter=default --reporter=json "--outputFile.json=$report")
+record_counts() { [ -s "$report" ] && node scripts/proven-table.mjs --record-vitest "$1" "$report" "$2"; rm -f "$report"; }
 
 default_version=$(version_of "$default_bin")
 if [ "$versions_only" = false ]; then
   fresh_results "$default_version"
-  timed "whole suite on nats-server $default_version" pnpm test
+  timed "whole suite on nats-server $default_version" pnpm test "${reporters[@]}"
+  record_counts "$default_version" "whole suite"
 else
   timed "build" pnpm build
 fi
@@ -51,7 +57,8 @@ while read -r version path; do
   label="server-dependent tests on nats-server $version"
   [ "$marker" = below-floor ] && label="below-floor tests on nats-server $version"
   fresh_results "$version"
-  NATS_SERVER_BIN=$path timed "$label" pnpm vitest run "${files[@]}"
+  NATS_SERVER_BIN=$path timed "$label" pnpm vitest run "${reporters[@]}" "${files[@]}"
+  record_counts "$version" "${label%% on nats-server*}"
 done <<<"$NATS_SERVER_PATHS"
 
 node scripts/proven-table.mjs --write
