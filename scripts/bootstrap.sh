@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what a fresh machine lacks: pnpm (pinned by package.json's packageManager) and nats-server,
+# Installs what a fresh machine lacks: pnpm (pinned by package.json's packageManager), the pinned
+# nats-server builds and natscli,
 # then the workspace's dependencies from the lockfile. Sourced by scripts/test.sh and scripts/demo.sh.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,18 +18,15 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$p
   export PATH="$prefix/bin:$PATH"
 fi
 
-if [ -z "${NATS_SERVER_BIN:-}" ] && ! command -v nats-server >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bootstrap: installing nats-server with apt-get" >&2
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >&2
-    # Debian's package enables a system service on port 4222; the tests never use it, so stop it if it started.
-    (command -v systemctl >/dev/null 2>&1 && systemctl disable --now nats-server >/dev/null 2>&1) || true
-  else
-    echo "bootstrap: nats-server is not on PATH. Install it (Debian: 'sudo apt-get install nats-server';" >&2
-    echo "           elsewhere: https://docs.nats.io/running-a-nats-service/introduction/installation)" >&2
-    echo "           or set NATS_SERVER_BIN to its path. A machine with a Docker engine can skip this." >&2
-  fi
+# The pinned nats-server versions (scripts/nats-server-versions.txt), built once into the tools cache.
+# NATS_SERVER_PATHS holds "<version> <path>" lines for scripts/test.sh; the newest is the default server
+# unless the caller chose one with NATS_SERVER_BIN.
+NATS_SERVER_PATHS=$(bash "$root/scripts/nats-servers.sh")
+export NATS_SERVER_PATHS
+if [ -z "${NATS_SERVER_BIN:-}" ]; then
+  NATS_SERVER_BIN=$(printf '%s\n' "$NATS_SERVER_PATHS" | tail -n 1 | cut -d' ' -f2-)
+  export NATS_SERVER_BIN
 fi
+echo "bootstrap: nats-server for this run: $NATS_SERVER_BIN" >&2
 
 pnpm install --frozen-lockfile --reporter=append-only >&2

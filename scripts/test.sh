@@ -1,5 +1,71 @@
 #!/usr/bin/env bash
-# Every test: build, lint, typecheck, unit and real-server tests, the packaging check.
+# Every test: build, lint, typecheck, unit and real-server tests, the packaging check, on the default
+# (newest pinned) nats-server; then the server-dependent tests (scripts/server-dependent-tests.txt) on every
+# other pinned version (scripts/nats-server-versions.txt); then the README's table of what each version proved.
+#   bash scripts/test.sh                  everything
+#   bash scripts/test.sh --versions-only  the other versions only (builds first; for development)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
-pnpm test
+
+versions_only=false
+[ "${1:-}" = "--versions-only" ] && versions_only=true
+
+# Each run appends what it proved to docs/proven/<version>.jsonl; scripts/proven-table.mjs renders the README's table.
+export MESH_PROVEN_DIR="$root/docs/proven"
+mkdir -p "$MESH_PROVEN_DIR"
+node scripts/proven-table.mjs --check
+
+default_bin=$NATS_SERVER_BIN
+summary=()
+failed=0
+timed() { # timed <label> <command...>: runs it, records its time and outcome in the summary.
+  local label=$1 started=$SECONDS outcome=passed
+  shift
+  "$@" || { outcome=FAILED; failed=1; }
+  summary+=("$(printf '%-44s %-6s %4d s' "$label" "$outcome" $((SECONDS - started)))")
+}
+version_of() { "$1" --version | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+' | head -n 1; }
+fresh_results() { rm -f "$MESH_PROVEN_DIR/$1.jsonl"; }
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+# vitest's JSON report next to its usual output, for the pass counts in the table.
+reporters=(--reporter=default --reporter=json "--outputFile.json=$report")
+record_counts() { [ -s "$report" ] && node scripts/proven-table.mjs --record-vitest "$1" "$report" "$2"; rm -f "$report"; }
+
+default_version=$(version_of "$default_bin")
+if [ "$versions_only" = false ]; then
+  fresh_results "$default_version"
+  timed "whole suite on nats-server $default_version" pnpm test "${reporters[@]}"
+  record_counts "$default_version" "whole suite"
+else
+  timed "build" pnpm build
+fi
+
+# The Go SDK: gofmt, go vet, go test -race and a bounded fuzz of its line reader (its real-server tests with
+# Go bundles run in the vitest suite above).
+timed "Go SDK: vet, test -race, fuzz" bash scripts/test-go.sh
+
+while read -r version path; do
+  [ "$path" = "$default_bin" ] && continue
+  marker='.'
+  grep -qE "^$version[[:space:]]+below-floor" scripts/nats-server-versions.txt && marker='below-floor'
+  globs=$(sed -e 's/#.*//' scripts/server-dependent-tests.txt | awk -v m="$marker" 'NF && (m == "." || $2 == m) { print $1 }')
+  files=()
+  for glob in $globs; do
+    matches=$(compgen -G "$glob" || true)
+    [ -n "$matches" ] || { echo "test: $glob (scripts/server-dependent-tests.txt) matches no file" >&2; exit 1; }
+    files+=($matches)
+  done
+  label="server-dependent tests on nats-server $version"
+  [ "$marker" = below-floor ] && label="below-floor tests on nats-server $version"
+  fresh_results "$version"
+  NATS_SERVER_BIN=$path timed "$label" pnpm vitest run "${reporters[@]}" "${files[@]}"
+  record_counts "$version" "${label%% on nats-server*}"
+done <<<"$NATS_SERVER_PATHS"
+
+node scripts/proven-table.mjs --write
+
+echo
+echo "test: per part (the README's table, docs/proven/, shows what each version proved):"
+printf '  %s\n' "${summary[@]}"
+exit "$failed"

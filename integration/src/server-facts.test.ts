@@ -2,6 +2,7 @@ import { startServer } from "@mesh/nats-harness";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
+import { recordProven } from "./proven.js";
 
 /**
  * Facts about the installed nats-server that the design depends on, measured again on every run so a
@@ -48,6 +49,13 @@ describe("the installed nats-server", () => {
         () => "refused",
       );
       const state = (await manager.streams.info(`KV_${bucket}`)).state;
+      recordProven(
+        version,
+        "a full bucket (nats-server#4771)",
+        edge === "refused" && state.first_seq === 1
+          ? "refuses the write, keeps every key"
+          : `accepts the write, evicts the oldest key (first seq ${state.first_seq})`,
+      );
       if (atLeast(version, [2, 10, 5])) {
         expect(edge, `nats-server ${version} should refuse a write that does not fit`).toBe("refused");
         expect(state.first_seq).toBe(1);

@@ -11,6 +11,8 @@ export type ControllerKvErrorCode =
   | "incomplete"
   /** The buckets to create do not fit the account's file store: nothing was created; `report.storeShortfall` says by how much. */
   | "no-storage"
+  /** The server is below the supported floor (SUPPORTED_SERVER_FLOOR) and the caller did not opt in. */
+  | "server-below-floor"
   /** `issueBuckets` of a module the catalogue does not hold. */
   | "unknown-module";
 

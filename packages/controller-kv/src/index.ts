@@ -11,6 +11,7 @@ export { issueBuckets } from "./issue.js";
 export { describeLoss } from "./loss.js";
 export { MAX_REPLICAS } from "./options.js";
 export { raise } from "./raise.js";
+export { SUPPORTED_SERVER_FLOOR, serverDefects } from "./server-floor.js";
 export { describeShortfall } from "./store-check.js";
 export type {
   BucketField,

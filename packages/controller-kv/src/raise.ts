@@ -23,6 +23,7 @@ import { fillAdvice, nearlyFullBuckets } from "./fill.js";
 import { ApiRequestError, type JetStreamApi, jetStreamApi, type StreamListing } from "./jsapi.js";
 import { lossMayBeAccepted, measureLoss } from "./loss.js";
 import { checkRaiseOptions, silentLogger } from "./options.js";
+import { checkServerFloor } from "./server-floor.js";
 import { forEachBounded, NotSentError, stopGate } from "./stop-gate.js";
 import { describeShortfall, storeShortfall } from "./store-check.js";
 import type { BucketRef, Conflict, FieldChange, Loss, RaiseOptions, RaiseReport } from "./types.js";
@@ -41,6 +42,7 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
   const { connection, catalogue, replicas, plan, acceptLoss, timeoutMs, concurrency } = checkRaiseOptions(options);
   const logger = options.logger ?? silentLogger();
   const now = (options.now ?? Date.now)();
+  checkServerFloor(connection.info?.version, options.allowUnsupportedServer === true, logger);
   if (replicas > 1 && !connection.info?.cluster) {
     throw new ControllerKvError(
       "bad-options",

@@ -36,6 +36,11 @@ export interface RaiseOptions {
    * no meta leader), no further request is sent and the buckets not yet reached are reported as `notAttempted`.
    */
   concurrency?: number;
+  /**
+   * Raise on a nats-server below the supported floor (2.10.5, decision 0005), accepting its defects: the
+   * raise then logs a warning naming them instead of refusing with `server-below-floor`. False by default.
+   */
+  allowUnsupportedServer?: boolean;
 }
 
 /** A bucket setting, named as a manifest author or operator knows it, with its JetStream config field. */

@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
+import { findNatsServer, NATS_SERVER_IMAGE, pinnedVersions, serverVersion } from "./binary.js";
 import { NatsHarnessError } from "./errors.js";
 
 const noDocker = async () => false;
@@ -13,44 +16,106 @@ async function failure(promise: Promise<unknown>): Promise<NatsHarnessError> {
   return error as NatsHarnessError;
 }
 
+/** A tools cache holding fake builds of the given versions, and a versions file pinning `pinned`. */
+function toolsCache(built: string[], pinned: string[]): { env: NodeJS.ProcessEnv; versionsFile: string } {
+  const tools = mkdtempSync(join(tmpdir(), "harness-tools-"));
+  for (const version of built) {
+    mkdirSync(join(tools, `nats-server-${version}`));
+    writeFileSync(join(tools, `nats-server-${version}`, "nats-server"), "#!/bin/sh\n", { mode: 0o755 });
+  }
+  const versionsFile = join(tools, "versions.txt");
+  writeFileSync(versionsFile, `# pinned\n${pinned.map((version) => `${version}  # why`).join("\n")}\n`);
+  return { env: { MESH_TOOLS_DIR: tools, PATH: "/nonexistent" }, versionsFile };
+}
+
+function script(body: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), "harness-bin-")), "fake-server");
+  writeFileSync(path, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return path;
+}
+
+const realServer = process.env.NATS_SERVER_BIN;
+
 describe("findNatsServer", () => {
-  test("finds nats-server on PATH", async () => {
-    const source = await findNatsServer({ env: { PATH: process.env.PATH }, dockerAvailable: noDocker });
-    expect(source).toMatchObject({ kind: "binary", path: expect.stringMatching(/nats-server$/) });
+  test("without NATS_SERVER_BIN, takes the newest pinned version built in the tools cache", async () => {
+    const { env, versionsFile } = toolsCache(["v2.10.27", "v2.12.15", "v2.16.0"], ["v2.10.27", "v2.12.15", "v2.15.3"]);
+    // v2.15.3 is pinned but not built, v2.16.0 is built but not pinned: the newest pinned build wins.
+    const source = await findNatsServer({ env, versionsFile, dockerAvailable: noDocker });
+    expect(source).toEqual({ kind: "binary", path: join(env.MESH_TOOLS_DIR!, "nats-server-v2.12.15", "nats-server") });
   });
 
-  test("prefers NATS_SERVER_BIN, and refuses one that points nowhere", async () => {
-    const onPath = await findNatsServer({ env: { PATH: process.env.PATH }, dockerAvailable: noDocker });
-    if (onPath.kind !== "binary") throw new Error("expected a binary");
-    expect(await findNatsServer({ env: { NATS_SERVER_BIN: onPath.path, PATH: "" } })).toEqual(onPath);
+  test("without a versions file, takes the newest build in the tools cache", async () => {
+    const { env } = toolsCache(["v2.9.25", "v2.15.3", "v2.10.27"], []);
+    const source = await findNatsServer({ env, versionsFile: "/nonexistent/versions.txt", dockerAvailable: noDocker });
+    expect(source).toEqual({ kind: "binary", path: join(env.MESH_TOOLS_DIR!, "nats-server-v2.15.3", "nats-server") });
+  });
 
-    const error = await failure(
-      findNatsServer({ env: { NATS_SERVER_BIN: "/nonexistent/nats-server", PATH: process.env.PATH } }),
-    );
+  test("with no pinned build, finds nats-server on PATH", async () => {
+    const { env, versionsFile } = toolsCache([], ["v2.15.3"]);
+    const dir = dirname(script("echo nats-server: v2.15.3"));
+    const onPath = join(dir, "nats-server");
+    writeFileSync(onPath, "#!/bin/sh\n", { mode: 0o755 });
+    const source = await findNatsServer({ env: { ...env, PATH: dir }, versionsFile, dockerAvailable: noDocker });
+    expect(source).toEqual({ kind: "binary", path: onPath });
+  });
+
+  test.runIf(realServer)("prefers NATS_SERVER_BIN over the pinned builds", async () => {
+    const { env, versionsFile } = toolsCache(["v2.15.3"], ["v2.15.3"]);
+    const source = await findNatsServer({ env: { ...env, NATS_SERVER_BIN: realServer }, versionsFile });
+    expect(source).toEqual({ kind: "binary", path: realServer });
+  });
+
+  test("refuses a NATS_SERVER_BIN that points nowhere", async () => {
+    const error = await failure(findNatsServer({ env: { NATS_SERVER_BIN: "/nonexistent/nats-server" } }));
     expect(error.code).toBe("nats-server-missing");
     expect(error.message).toContain("/nonexistent/nats-server");
   });
 
-  test("without a binary or a Docker engine, fails with nats-server-missing and says how to install it", async () => {
-    const error = await failure(findNatsServer({ env: { PATH: "/nonexistent" }, dockerAvailable: noDocker }));
+  test("refuses a NATS_SERVER_BIN that runs but is not a nats-server", async () => {
+    for (const path of ["/bin/true", script("echo 'hello, I am not a server 1.2.3'"), script("exit 3")]) {
+      const error = await failure(findNatsServer({ env: { NATS_SERVER_BIN: path } }));
+      expect(error.code, path).toBe("not-a-nats-server");
+      expect(error.message).toContain(path);
+      expect(error.message).toContain("not a nats-server version");
+    }
+  });
+
+  test("accepts a NATS_SERVER_BIN that prints a nats-server version", async () => {
+    const path = script("echo 'nats-server: v2.15.3'");
+    expect(await findNatsServer({ env: { NATS_SERVER_BIN: path } })).toEqual({ kind: "binary", path });
+  });
+
+  test("without a binary or a Docker engine, fails with nats-server-missing and says how to get one", async () => {
+    const { env, versionsFile } = toolsCache([], ["v2.15.3"]);
+    const error = await failure(findNatsServer({ env, versionsFile, dockerAvailable: noDocker }));
     expect(error.code).toBe("nats-server-missing");
-    expect(error.message).toContain("apt-get install nats-server");
+    expect(error.message).toContain("scripts/nats-servers.sh");
     expect(error.message).toContain("NATS_SERVER_BIN");
     expect(error.message).toContain("Docker");
   });
 
   test("without a binary, uses the image where a Docker engine answers", async () => {
-    const source = await findNatsServer({ env: { PATH: "/nonexistent" }, dockerAvailable: async () => true });
+    const { env, versionsFile } = toolsCache([], ["v2.15.3"]);
+    const source = await findNatsServer({ env, versionsFile, dockerAvailable: async () => true });
     expect(source).toEqual({ kind: "container", image: NATS_SERVER_IMAGE });
   });
 
   test("the real Docker probe answers either way without throwing anything else", async () => {
-    const outcome = await findNatsServer({ env: { PATH: "/nonexistent" } }).then(
+    const { env, versionsFile } = toolsCache([], ["v2.15.3"]);
+    const outcome = await findNatsServer({ env, versionsFile }).then(
       (source) => source.kind,
       (error: unknown) => (error instanceof NatsHarnessError ? error.code : error),
     );
     expect(["container", "nats-server-missing"]).toContain(outcome);
   });
+});
+
+test("the repository's versions file pins the default last", () => {
+  const versions = pinnedVersions(
+    readFileSync(new URL("../../../scripts/nats-server-versions.txt", import.meta.url), "utf8"),
+  );
+  expect(versions.length).toBeGreaterThanOrEqual(3);
+  for (const version of versions) expect(version).toMatch(/^v\d+\.\d+\.\d+$/);
 });
 
 test("serverVersion reports the binary's version", async () => {

@@ -1,6 +1,8 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { NatsHarnessError } from "./errors.js";
 
@@ -15,23 +17,34 @@ export interface FindNatsServerOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Whether a Docker engine answers; defaults to asking testcontainers. */
   readonly dockerAvailable?: () => Promise<boolean>;
+  /**
+   * The pinned versions file (one version a line, `#` comments, newest last); defaults to the repository's
+   * scripts/nats-server-versions.txt. Without it, the newest build found in the tools cache is used.
+   */
+  readonly versionsFile?: string;
 }
 
 const INSTALL_HINT =
-  "Install it (Debian/Ubuntu: `apt-get install nats-server`; elsewhere https://docs.nats.io/running-a-nats-service/introduction/installation), " +
-  "or set NATS_SERVER_BIN to its path, or make a Docker engine available so the harness can run the nats image.";
+  "Build the pinned versions with `bash scripts/nats-servers.sh` (Go from https://go.dev/dl/), " +
+  "or set NATS_SERVER_BIN to a nats-server binary, or make a Docker engine available so the harness can run the nats image.";
 
-/** NATS_SERVER_BIN, else `nats-server` on PATH, else the container image where a Docker engine answers. */
+/** This file sits in packages/nats-harness/{src,dist}/; the versions file in the repository's scripts/. */
+const REPOSITORY_VERSIONS_FILE = fileURLToPath(new URL("../../../scripts/nats-server-versions.txt", import.meta.url));
+
+/**
+ * NATS_SERVER_BIN (checked: it must print a nats-server version), else the newest pinned build in the tools
+ * cache (`$MESH_TOOLS_DIR`, default ~/.cache/mesh-state-tools, built by scripts/nats-servers.sh), else
+ * `nats-server` on PATH, else the container image where a Docker engine answers.
+ */
 export async function findNatsServer(options: FindNatsServerOptions = {}): Promise<NatsServerSource> {
   const env = options.env ?? process.env;
   const fromEnv = env.NATS_SERVER_BIN;
   if (fromEnv) {
-    if (isExecutableFile(fromEnv)) return { kind: "binary", path: fromEnv };
-    throw new NatsHarnessError(
-      "nats-server-missing",
-      `NATS_SERVER_BIN is ${JSON.stringify(fromEnv)}, which is not an executable file. Point it at nats-server or unset it. ${INSTALL_HINT}`,
-    );
+    await checkIsNatsServer(fromEnv);
+    return { kind: "binary", path: fromEnv };
   }
+  const pinned = newestPinnedBuild(env, options.versionsFile ?? REPOSITORY_VERSIONS_FILE);
+  if (pinned) return { kind: "binary", path: pinned };
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     const candidate = dir && join(dir, "nats-server");
     if (candidate && isExecutableFile(candidate)) return { kind: "binary", path: candidate };
@@ -39,8 +52,80 @@ export async function findNatsServer(options: FindNatsServerOptions = {}): Promi
   if (await (options.dockerAvailable ?? dockerAnswers)()) return { kind: "container", image: NATS_SERVER_IMAGE };
   throw new NatsHarnessError(
     "nats-server-missing",
-    `nats-server is not on PATH and no Docker engine answers. ${INSTALL_HINT}`,
+    `No pinned nats-server build in ${toolsDir(env)}, none on PATH, and no Docker engine answers. ${INSTALL_HINT}`,
   );
+}
+
+/** Refuses a NATS_SERVER_BIN that is not an executable, or that does not say it is a nats-server. */
+async function checkIsNatsServer(path: string): Promise<void> {
+  const unset = "Point NATS_SERVER_BIN at a nats-server binary, or unset it to use the newest pinned build.";
+  if (!isExecutableFile(path)) {
+    throw new NatsHarnessError(
+      "nats-server-missing",
+      `NATS_SERVER_BIN is ${JSON.stringify(path)}, which is not an executable file. ${unset} ${INSTALL_HINT}`,
+    );
+  }
+  const output = await promisify(execFile)(path, ["--version"], { timeout: 10_000 }).then(
+    ({ stdout, stderr }) => `${stdout}${stderr}`,
+    (error: unknown) => `(it failed: ${error instanceof Error ? error.message : String(error)})`,
+  );
+  if (!/nats-server:? v?\d+\.\d+\.\d+/.test(output)) {
+    throw new NatsHarnessError(
+      "not-a-nats-server",
+      `NATS_SERVER_BIN is ${JSON.stringify(path)}, but \`${path} --version\` printed ${JSON.stringify(output.trim().slice(0, 200))}, not a nats-server version. ${unset}`,
+    );
+  }
+}
+
+function toolsDir(env: NodeJS.ProcessEnv): string {
+  return env.MESH_TOOLS_DIR || join(env.HOME || homedir(), ".cache", "mesh-state-tools");
+}
+
+/** The newest pinned version that is built in the tools cache, by the pinned file's order (newest last). */
+function newestPinnedBuild(env: NodeJS.ProcessEnv, versionsFile: string): string | undefined {
+  const tools = toolsDir(env);
+  let versions: string[];
+  try {
+    versions = pinnedVersions(readFileSync(versionsFile, "utf8"));
+  } catch {
+    // Outside the repository (no versions file): whichever build the cache holds, newest first.
+    versions = builtVersions(tools);
+  }
+  return versions
+    .map((version) => join(tools, `nats-server-${version}`, "nats-server"))
+    .reverse()
+    .find(isExecutableFile);
+}
+
+/** The versions of a pinned versions file: the first word of each line, `#` starts a comment. */
+export function pinnedVersions(text: string): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.replace(/#.*/, "").trim().split(/\s+/)[0] ?? "")
+    .filter((version) => version !== "");
+}
+
+function builtVersions(tools: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(tools);
+  } catch {
+    return [];
+  }
+  return entries
+    .map((entry) => /^nats-server-(v\d+\.\d+\.\d+)$/.exec(entry)?.[1])
+    .filter((version): version is string => version !== undefined)
+    .sort((a, b) => compareVersions(a, b));
+}
+
+function compareVersions(a: string, b: string): number {
+  const parts = (version: string) => version.replace(/^v/, "").split(".").map(Number);
+  const [left, right] = [parts(a), parts(b)];
+  for (let index = 0; index < 3; index++) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
 }
 
 let defaultSource: Promise<NatsServerSource> | undefined;

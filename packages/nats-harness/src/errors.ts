@@ -1,6 +1,8 @@
 export type NatsHarnessErrorCode =
   /** No nats-server binary and no Docker engine to run one in. */
   | "nats-server-missing"
+  /** NATS_SERVER_BIN runs, but `--version` does not print a nats-server version. */
+  | "not-a-nats-server"
   /** nats-server exited while the harness waited for it to get ready. */
   | "server-exited"
   /** A server or cluster did not get ready before the deadline. */

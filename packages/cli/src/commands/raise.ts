@@ -17,6 +17,7 @@ import { type CliIo, type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
+                        [--allow-unsupported-server]
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
 creates what is missing, updates in place what can change without losing a value, and reports conflicts
@@ -32,6 +33,9 @@ ${SERVER_HELP_OPTIONS}
   --replicas N           1 on one server (default), 3 on a cluster
   --plan                 compute the report and write nothing
   --accept-loss BUCKET   apply a history or ttl cut of this bucket although the report shows values it discards
+  --allow-unsupported-server
+                         raise on a nats-server below the supported floor (2.10.5), accepting its defects
+                         (a full bucket evicts its oldest key, nats-server#4771); refused otherwise
   --json                 print the report as JSON
   --log-level LEVEL      pino JSON lines on stderr: one per bucket created or updated, a warning per orphan,
                          conflict, dangling read, nearly full bucket and failure; fatal, error, warn, info
@@ -57,6 +61,7 @@ export const command: Command = {
         plan: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         "accept-loss": { type: "string", multiple: true, default: [] },
+        "allow-unsupported-server": { type: "boolean", default: false },
         "log-level": { type: "string", default: "info" },
       },
     });
@@ -87,6 +92,7 @@ export const command: Command = {
         replicas,
         plan: values.plan,
         acceptLoss: values["accept-loss"],
+        allowUnsupportedServer: values["allow-unsupported-server"],
         logger,
       });
     } catch (error) {
