@@ -11,7 +11,8 @@ describe("composed grants against a real nats-server", () => {
     if (process.env.GRANT_PROOF_TABLE) console.log(formatProofTable(result.rows), result.facts);
     const failures = result.rows.filter((row) => !row.pass);
     // Every fact of DESIGN.md's grants section, as this version showed it (the README's table of versions).
-    for (const fact of result.facts) if (fact.name !== "server.version") recordProven(result.serverVersion, fact.name, fact.value);
+    for (const fact of result.facts)
+      if (fact.name !== "server.version") recordProven(result.serverVersion, fact.name, fact.value);
     recordProven(
       result.serverVersion,
       "grant proof: checks passed",

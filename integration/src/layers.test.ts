@@ -1,6 +1,6 @@
 // The README's picture of the package layers, checked against every package.json: a package's
 // `dependencies` sit on lower layers; its `devDependencies` too, or are the private fixtures of layer 4.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
@@ -35,7 +35,10 @@ function manifests(): Manifest[] {
     ...readdirSync(join(ROOT, "examples")).map((dir) => join(ROOT, "examples", dir)),
     join(ROOT, "integration"),
   ];
-  return dirs.map((dir) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest);
+  // Go modules (packages/sdk-go, examples/licence-binding-go) have no package.json: they speak the wire only.
+  return dirs
+    .filter((dir) => existsSync(join(dir, "package.json")))
+    .map((dir) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest);
 }
 
 const short = (name: string) => name.replace(/^@mesh\//, "");
