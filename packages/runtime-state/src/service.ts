@@ -18,7 +18,7 @@ import { refusalFromNats } from "./nats-failures.js";
 import { ConsumerReader, type ReaderStart } from "./reader.js";
 import { Refusals } from "./refusals.js";
 import type { DeliverWatchEvents, StateService, StateServiceOptions } from "./types.js";
-import { Watch } from "./watch.js";
+import { type OpenWatch, Watch } from "./watch.js";
 
 /**
  * Serves the state verbs to one bundle. Everything the membership can decide is refused before NATS is
@@ -40,13 +40,13 @@ class Service implements StateService, VerbHost {
   private readonly inboxPrefix: string;
   private readonly js;
   private readonly jsm;
-  private readonly watches = new Map<string, Watch>();
+  private readonly watches = new Map<string, OpenWatch>();
   private deliver: DeliverWatchEvents | undefined;
   private nextWatch = 1;
   private closed = false;
   private readonly statusLoop: { stop(): void } | undefined;
 
-  constructor(options: StateServiceOptions) {
+  constructor(private readonly options: StateServiceOptions) {
     this.membership = parseMembership(options.membership);
     this.module = this.membership.module;
     this.connection = options.connection;
@@ -152,17 +152,21 @@ class Service implements StateService, VerbHost {
     this.refusals.checkWatchCount(bucket, this.watches.size, this.limits.maxWatches);
     const id = `w${this.nextWatch++}`;
     const jsm = await this.jsm;
-    const watch = new Watch({
+    const options = {
       id,
       module: this.module,
       bucket,
-      newReader: (start) => this.newReader(jsm, target, filter ?? ">", start, false),
+      newReader: (start: ReaderStart) => this.newReader(jsm, target, filter ?? ">", start, false),
       readerDefaults: { limits: this.limits, clock: this.clock },
       deliver,
       logger: this.logger.child({ bucket, watch: id }),
-      onEnded: (ended) => this.watches.delete(ended.id),
-    });
-    await this.nats(target, "watch", () => watch.open());
+      onEnded: (ended: OpenWatch) => this.watches.delete(ended.id),
+    };
+    // With a hub, bundles of this runtime watching the same bucket and filter share one consumer (decision 0008).
+    const hub = this.options.watchHub;
+    const watch = await this.nats(target, "watch", () =>
+      hub ? hub.join(target.client.stream, filter ?? ">", options) : openWatch(new Watch(options)),
+    );
     if (this.closed) {
       await watch.stop("the service closed while the watch was starting");
       throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
@@ -220,4 +224,9 @@ class Service implements StateService, VerbHost {
     })().catch(() => undefined);
     return status as unknown as { stop(): void };
   }
+}
+
+async function openWatch(watch: Watch): Promise<Watch> {
+  await watch.open();
+  return watch;
 }

@@ -2,6 +2,7 @@ import type { Membership } from "@mesh/manifest-schema";
 import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
+import type { WatchHub } from "./watch-hub.js";
 
 /**
  * The contract of runtime-state: what the node runtime passes in and gets back.
@@ -59,6 +60,11 @@ export interface StateServiceOptions {
   clock?: Clock;
   /** The connection's inbox prefix; read from the connection's options when absent. */
   inboxPrefix?: string;
+  /**
+   * Shared by every service of one runtime (one state connection): bundles watching the same bucket with the
+   * same filter then share one consumer (docs/decisions/0008-shared-watches.md). Absent: a consumer per watch.
+   */
+  watchHub?: WatchHub;
 }
 
 export interface StateService {
