@@ -6,4 +6,5 @@ export const BENCH_ENTRIES = {
   bench: "src/bench/main.ts",
   "bench-host": "src/bench/host.ts",
   "bench-bundle": "src/bench/bundle.ts",
+  "bench-fleet-host": "src/bench/fleet-host.ts",
 };

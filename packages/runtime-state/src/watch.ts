@@ -77,6 +77,7 @@ export class Watch implements OpenWatch {
   private currentDue = false;
   /** Lost readers whose consumer could not be deleted (the link was down): retried once NATS answers again. */
   private undeleted: ConsumerReader[] = [];
+  private readonly retries = new Set<unknown>();
 
   constructor(options: WatchOptions) {
     this.id = options.id;
@@ -110,6 +111,8 @@ export class Watch implements OpenWatch {
   async stop(why: string): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    for (const retry of this.retries) this.options.readerDefaults.clock.clearTimeout(retry);
+    this.retries.clear();
     await Promise.all([this.reader, ...this.undeleted.splice(0)].map((reader) => reader?.close()));
     this.options.logger.info({ watch: this.id, why }, "watch stopped");
   }
@@ -265,10 +268,25 @@ export class Watch implements OpenWatch {
     return false;
   }
 
-  /** Deletes a lost reader's consumer in the background; one that cannot be deleted yet is kept for later. */
-  private forget(reader: ConsumerReader | undefined): void {
+  /**
+   * Deletes a lost reader's consumer in the background; one that cannot be deleted yet (NATS down, or
+   * JetStream not ready after a restart) is kept and tried again every second, for as long as the server
+   * would keep it (its inactivity threshold), so a recovered watch leaves no consumer behind.
+   */
+  private forget(reader: ConsumerReader | undefined, since = this.options.readerDefaults.clock.now()): void {
     void reader?.close().then((deleted) => {
-      if (!deleted && !this.stopped) this.undeleted.push(reader);
+      if (deleted || this.stopped) return;
+      this.undeleted.push(reader);
+      const { clock, limits } = this.options.readerDefaults;
+      if (clock.now() - since >= limits.consumerInactiveMs) return;
+      const retry = clock.setTimeout(() => {
+        this.retries.delete(retry);
+        const index = this.undeleted.indexOf(reader);
+        if (index === -1 || this.stopped) return;
+        this.undeleted.splice(index, 1);
+        this.forget(reader, since);
+      }, 1_000);
+      this.retries.add(retry);
     });
   }
 
