@@ -79,4 +79,9 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
   ]) {
     expect(metrics).toMatch(expected);
   }
+  // The fleet's exactness is asserted, not only printed: one consumer per machine, every view equal to the
+  // bucket after the server restart with nothing doubled, and no consumer left once the fleet stopped.
+  for (const line of figureLines.filter((line) => line.startsWith("fleet of "))) {
+    expect(line, "a fleet target was missed").not.toMatch(/MISSED/);
+  }
 }, 300_000);

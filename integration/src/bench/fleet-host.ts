@@ -103,10 +103,21 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
         machine.bundles.map((bundle) => {
           let sum = 0;
           for (const revision of bundle.view.values()) sum += revision;
-          return { keys: bundle.view.size, sum, doubled: bundle.doubled, last: bundle.lastRevision };
+          return {
+            keys: bundle.view.size,
+            sum,
+            doubled: bundle.doubled,
+            last: bundle.lastRevision,
+            ended: bundle.ended !== undefined,
+          };
         }),
       );
     }
+    case "has":
+      return machines.reduce(
+        (count, machine) => count + machine.bundles.filter((bundle) => bundle.view.has(String(request.key))).length,
+        0,
+      );
     case "stop": {
       // Each service stops its watches: the last subscriber of a shared watch deletes its consumer.
       await Promise.all(machines.flatMap((machine) => machine.bundles.map((bundle) => bundle.service.close())));

@@ -22,6 +22,8 @@ export class LineBundle {
   /** Revisions delivered more than once, or out of order. */
   doubled = 0;
   lastRevision = 0;
+  /** The reason of an `ended` event, once the runtime ended the watch. */
+  ended: string | undefined;
   private readonly toRuntime = new PassThrough();
   private readonly fromRuntime = new PassThrough();
   private readonly pending = new Map<number, (answer: { result?: unknown; error?: unknown }) => void>();
@@ -81,6 +83,7 @@ export class LineBundle {
       for (const wake of this.waiters.splice(0)) wake();
       return;
     }
+    if (event.type === "ended") this.ended = (event as { reason?: string }).reason ?? "ended";
     if (event.type !== "put" && event.type !== "delete") return;
     if (event.revision! <= this.lastRevision) this.doubled++;
     this.lastRevision = event.revision!;

@@ -520,6 +520,16 @@ async function fleet(sizes: FleetSizes): Promise<void> {
     raw: restart.restartMs,
     target: { text: "≤ 30 s", met: restart.recoveredMs <= 30_000 },
   });
+  emit({
+    metric: `${fleetLabel}: watchers with the first change after the restart`,
+    unit: "watchers",
+    mesh: restart.recoveredWatchers,
+    raw: figures.watchers,
+    target: {
+      text: `all, ${restart.endedWatchers} watches ended`,
+      met: restart.recoveredWatchers === figures.watchers,
+    },
+  });
   const exact = restart.viewsMatching === figures.watchers && restart.doubled === 0;
   emit({
     metric: `${fleetLabel}: views equal to the bucket after the restart and ${restart.changesAfter} changes`,

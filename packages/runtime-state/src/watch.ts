@@ -262,7 +262,9 @@ export class Watch implements OpenWatch {
           );
           return false;
         }
-        await sleep(clock, Math.min(2_000, 250 * 2 ** attempt));
+        // Jittered: a fleet's machines lose their consumers together (a server restart) and must not retry
+        // in step.
+        await sleep(clock, Math.min(2_000, 250 * 2 ** attempt) * (0.5 + Math.random()));
       }
     }
     return false;
