@@ -60,6 +60,8 @@ export interface FleetFigures {
 export interface RestartFigures {
   /** How long the harness took to stop the server and start it again. */
   restartMs: number;
+  /** From the kill to JetStream taking the first write after the restart (the writer retrying). */
+  writtenMs: number;
   /** From the kill to every bundle holding the first change written after the restart (NaN: not all did). */
   recoveredMs: number;
   /** Bundles holding that change once every bundle had it or `RECOVERY_WAIT_MS` passed. */
@@ -236,9 +238,10 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       }
+      const acked = wallClock();
       await all;
       tickWaiters.delete(key);
-      return { sent, arrivals, complete };
+      return { sent, acked, arrivals, complete };
     };
     for (let index = 0; index < sizes.ticks; index++) {
       const { sent, arrivals } = await change(`tick.${index}`, index);
@@ -311,7 +314,7 @@ async function restartUnderFleet(
     index: number,
     retryMs?: number,
     waitMs?: number,
-  ) => Promise<{ sent: number; arrivals: number[]; complete: boolean }>,
+  ) => Promise<{ sent: number; acked: number; arrivals: number[]; complete: boolean }>,
   jsm: Awaited<ReturnType<typeof jetstreamManager>>,
   kv: Awaited<ReturnType<Kvm["open"]>>,
 ): Promise<RestartFigures> {
@@ -340,6 +343,7 @@ async function restartUnderFleet(
   ).flat();
   return {
     restartMs,
+    writtenMs: first.acked - killed,
     recoveredMs,
     recoveredWatchers: hasFirst,
     endedWatchers: views.filter((view) => view.ended).length,

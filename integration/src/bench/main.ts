@@ -520,6 +520,9 @@ async function fleet(sizes: FleetSizes): Promise<void> {
     raw: restart.restartMs,
     target: { text: "≤ 30 s", met: restart.recoveredMs <= 30_000 },
   });
+  note(
+    `JetStream took the first write ${(restart.writtenMs / 1000).toFixed(1)} s after the kill; every watcher had it ${((restart.recoveredMs - restart.writtenMs) / 1000).toFixed(2)} s later`,
+  );
   emit({
     metric: `${fleetLabel}: watchers with the first change after the restart`,
     unit: "watchers",
