@@ -146,4 +146,18 @@ describe("shared watches: one consumer per bucket and filter for the bundles of 
     }
     await until(async () => (await t.nats.consumerNames()).length === 1, 15_000, "one consumer left");
   });
+
+  it("the bucket deleted under a shared watch: every subscriber gets its own `ended`, and the hub lets go", async () => {
+    await using t = await fleetScene(2);
+    await t.put("a", 1);
+    const ids = [await t.watch(0), await t.watch(1)];
+    for (const [index, id] of ids.entries()) await t.bundles[index]!.untilEvents(id, (events) => events.length === 2);
+    await t.nats.jsm.streams.delete("KV_mod_notes-app_notes");
+    for (const [index, id] of ids.entries()) {
+      await t.bundles[index]!.untilEvents(id, (events) => events.at(-1)?.type === "ended", 15_000);
+      expect(t.bundles[index]!.events(id).at(-1)).toMatchObject({ type: "ended", reason: "bucket-missing" });
+    }
+    expect(t.hub.sharedCount).toBe(0);
+    for (const service of t.services) expect(service.watchCount).toBe(0);
+  });
 });

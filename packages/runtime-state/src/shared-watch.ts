@@ -292,6 +292,14 @@ export class Subscriber implements OpenWatch {
       this.liveBytes = 0;
       for (const batch of eventBatches(events, this.options.limits)) {
         if (this.isStopped()) return;
+        if (batch.at(-1)?.type === "ended") {
+          // As a watch of its own does: the service forgets the watch before the bundle hears it ended.
+          this.state = "stopped";
+          void this.shared.leave(this);
+          onEnded(this);
+          await deliver(this.id, batch).catch(() => undefined);
+          return;
+        }
         await deliver(this.id, batch);
       }
     }
