@@ -10,6 +10,7 @@ import { connectToServer, SERVER_ARG_OPTIONS } from "../connect.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR --server URL [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
+                        [--fleet-size N] [--max-consumers BUCKET=N]...
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
 creates what is missing, updates in place what can change without losing a value, and reports conflicts
@@ -24,6 +25,9 @@ Options:
   --replicas N           1 on one server (default), 3 on a cluster
   --plan                 compute the report and write nothing
   --accept-loss BUCKET   apply a history or ttl cut of this bucket although the report shows values it discards
+  --fleet-size N         machines in the fleet: every bucket's max_consumers becomes 2 per machine + 64
+                         (updated in place on nats-server 2.12+; on older servers a conflict: recreate)
+  --max-consumers B=N    bucket B's own consumer ceiling (mod_<module>_<name>=N), over --fleet-size
   --json                 print the report as JSON
   --log-level LEVEL      pino JSON lines on stderr: one per bucket created or updated, a warning per orphan,
                          conflict, dangling read, nearly full bucket and failure; fatal, error, warn, info
@@ -49,6 +53,8 @@ export const command: Command = {
         json: { type: "boolean", default: false },
         "accept-loss": { type: "string", multiple: true, default: [] },
         "log-level": { type: "string", default: "info" },
+        "fleet-size": { type: "string" },
+        "max-consumers": { type: "string", multiple: true, default: [] },
       },
     });
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
@@ -61,6 +67,7 @@ export const command: Command = {
     const replicas = Number(values.replicas);
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
+    const sizing = consumerSizing(values["fleet-size"], values["max-consumers"]);
     const catalogue = await loadManifests(values.catalogue, io);
     const connection = await connectToServer(
       {
@@ -79,6 +86,7 @@ export const command: Command = {
         plan: values.plan,
         acceptLoss: values["accept-loss"],
         logger,
+        ...sizing,
       });
     } catch (error) {
       if (!(error instanceof ControllerKvError) || !error.report) throw error;
@@ -92,6 +100,25 @@ export const command: Command = {
     return report.conflicts.length > 0 || report.failed.length > 0 || report.notAttempted.length > 0 ? 1 : 0;
   },
 };
+
+/** `--fleet-size N` and `--max-consumers BUCKET=N`, as the raise takes them (it checks the ranges). */
+function consumerSizing(
+  fleetSize: string | undefined,
+  ceilings: string[],
+): { fleetSize?: number; maxConsumers?: Record<string, number> } {
+  const whole = (text: string, flag: string) => {
+    if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, got ${text}`);
+    return Number(text);
+  };
+  const sizing: { fleetSize?: number; maxConsumers?: Record<string, number> } = {};
+  if (fleetSize !== undefined) sizing.fleetSize = whole(fleetSize, "--fleet-size");
+  for (const ceiling of ceilings) {
+    const [bucket, value] = ceiling.split("=");
+    if (!bucket || value === undefined) throw new UsageError(`--max-consumers takes BUCKET=N, got ${ceiling}`);
+    sizing.maxConsumers = { ...sizing.maxConsumers, [bucket]: whole(value, "--max-consumers") };
+  }
+  return sizing;
+}
 
 const LOG_LEVELS: readonly (Level | "silent")[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
