@@ -54,6 +54,7 @@ export class SharedWatch {
   private live = false;
   private ended: WatchEvent | undefined;
   private stopping = false;
+  private interrupted = false;
 
   constructor(
     options: Omit<WatchOptions, "deliver" | "onEnded" | "onCurrent" | "resumeAfter">,
@@ -105,7 +106,17 @@ export class SharedWatch {
     return subscriber;
   }
 
+  /**
+   * Every service of the runtime follows the connection and interrupts its watches: one reconnect reaches
+   * here once per subscriber. The first marks the consumer lost; the rest, in the same turn, would mark the
+   * replacement lost while it is being created.
+   */
   interrupt(why: string): void {
+    if (this.interrupted) return;
+    this.interrupted = true;
+    setImmediate(() => {
+      this.interrupted = false;
+    });
     this.watch.interrupt(why);
   }
 
