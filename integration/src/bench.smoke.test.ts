@@ -95,7 +95,17 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     /^memory: runtime peak RSS growth/m,
     /^raise .* first time \(ms\)/m,
     /^raise .* again \(JetStream API requests\)/m,
+    /^fleet of .*: consumers on the bucket/m,
+    /^fleet of .*: one change to .* watchers, p99/m,
+    /^fleet of .*: machine N \+ 1's time to current/m,
+    /^fleet of .*: server RSS per watching machine/m,
+    /^fleet of .*: views equal to the bucket after the restart/m,
   ]) {
     expect(metrics).toMatch(expected);
+  }
+  // The fleet's exactness is asserted, not only printed: one consumer per machine, every view equal to the
+  // bucket after the server restart with nothing doubled, and no consumer left once the fleet stopped.
+  for (const line of figureLines.filter((line) => line.startsWith("fleet of "))) {
+    expect(line, "a fleet target was missed").not.toMatch(/MISSED/);
   }
 }, 300_000);

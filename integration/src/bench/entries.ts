@@ -8,4 +8,5 @@ export const BENCH_ENTRIES = {
   "bench-bundle": "src/bench/bundle.ts",
   "bench-echo": "src/bench/echo-child.ts",
   "bench-profile-top": "src/bench/profile-top.ts",
+  "bench-fleet-host": "src/bench/fleet-host.ts",
 };

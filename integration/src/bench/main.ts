@@ -15,6 +15,7 @@ import { type KV, Kvm } from "@nats-io/kv";
 import { benchComposition } from "./compose.js";
 import { hostCpu, meshCpu, ownCpu, perCall } from "./cpu.js";
 import { Echo } from "./echo.js";
+import { benchFleet, type FleetSizes } from "./fleet.js";
 import { Host } from "./hosts.js";
 import { phase, writePhases } from "./profile.js";
 import { benchRaise } from "./raise.js";
@@ -36,9 +37,9 @@ import {
 } from "./workload.js";
 import { BUCKETS, createWorld, fill, natsBucket, type World } from "./world.js";
 
-const SECTIONS = ["grants", "secrets", "getput", "watch", "memory", "fanout", "raise"] as const;
-/** Sections measured in this process, with no server. */
-const IN_PROCESS: readonly Section[] = ["grants", "secrets"];
+const SECTIONS = ["grants", "secrets", "getput", "watch", "memory", "fanout", "raise", "fleet"] as const;
+/** Sections that start no server of main's own (fleet starts its own). */
+const IN_PROCESS: readonly Section[] = ["grants", "secrets", "fleet"];
 type Section = (typeof SECTIONS)[number];
 
 const FULL = {
@@ -60,6 +61,7 @@ const FULL = {
   grantIterations: 20,
   secretScanIterations: 200,
   largePuts: 40,
+  fleet: { machines: 100, bundlesPerMachine: 2, ticks: 20, seedKeys: 100, hosts: 4, restart: false } as FleetSizes,
 };
 type Sizes = typeof FULL;
 const SMOKE: Sizes = {
@@ -81,6 +83,7 @@ const SMOKE: Sizes = {
   grantIterations: 3,
   secretScanIterations: 3,
   largePuts: 4,
+  fleet: { machines: 3, bundlesPerMachine: 2, ticks: 3, seedKeys: 10, hosts: 2, restart: true },
 };
 
 const MiB = 1024 * 1024;
@@ -103,10 +106,23 @@ async function main(): Promise<void> {
       only: { type: "string" },
       runs: { type: "string" },
       json: { type: "string" },
+      machines: { type: "string" },
+      "bundles-per-machine": { type: "string" },
+      "fleet-hosts": { type: "string" },
+      "fleet-restart": { type: "boolean" },
     },
   });
   const sizes: Sizes = { ...(values.smoke ? SMOKE : FULL) };
   if (values.runs !== undefined) sizes.runs = Math.max(1, Number(values.runs));
+  sizes.fleet = {
+    ...sizes.fleet,
+    ...(values.machines === undefined ? {} : { machines: Math.max(1, Number(values.machines)) }),
+    ...(values["bundles-per-machine"] === undefined
+      ? {}
+      : { bundlesPerMachine: Math.max(1, Number(values["bundles-per-machine"])) }),
+    ...(values["fleet-hosts"] === undefined ? {} : { hosts: Math.max(1, Number(values["fleet-hosts"])) }),
+    ...(values["fleet-restart"] === undefined ? {} : { restart: values["fleet-restart"] }),
+  };
   const only = new Set((values.only?.split(",") ?? SECTIONS) as Section[]);
   for (const section of only)
     if (!SECTIONS.includes(section)) throw new Error(`unknown section ${section}: ${SECTIONS.join(", ")}`);
@@ -146,6 +162,7 @@ async function main(): Promise<void> {
 
   if (only.has("grants")) grants(sizes);
   if (only.has("secrets")) secrets(sizes);
+  if (only.has("fleet")) await fleet(sizes.fleet);
   const needsServer = [...only].some((section) => !IN_PROCESS.includes(section));
   if (!needsServer) return finish(values.json, machine);
   const world = await createWorld({ machines: Math.max(2, sizes.runtimes), fullBytes: sizes.fullBytes });
@@ -725,6 +742,105 @@ async function raiseSection(world: World, sizes: Sizes): Promise<void> {
   note(
     `raw: kvm.create() for each bucket, one after another; writes: raise ${mesh.first.writes} then ${mesh.again.writes}, kvm.create() ${raw.first.writes} then ${raw.again.writes}`,
   );
+}
+
+/** The fleet runs on a server of its own (its N + 1 machine users): fleet.ts. */
+async function fleet(sizes: FleetSizes): Promise<void> {
+  const figures = await benchFleet(sizes);
+  const { machines, bundlesPerMachine } = sizes;
+  const fleetLabel = `fleet of ${count(machines)} machines × ${bundlesPerMachine} bundles`;
+  emit({
+    metric: `${fleetLabel}: consumers on the bucket (raw: one per machine)`,
+    unit: "consumers",
+    mesh: figures.consumers,
+    raw: machines,
+    target: { text: "one per machine", met: figures.consumers === machines },
+  });
+  const watchers = `one change to ${count(figures.watchers)} watchers`;
+  emit({ metric: `${fleetLabel}: ${watchers}, p50`, unit: "ms", mesh: figures.fanout.p50, raw: figures.fanout.rawP50 });
+  emit({ metric: `${fleetLabel}: ${watchers}, p99`, unit: "ms", mesh: figures.fanout.p99, raw: figures.fanout.rawP99 });
+  emit({
+    metric: `${fleetLabel}: ${watchers}, last arrival (median of ${sizes.ticks})`,
+    unit: "ms",
+    mesh: figures.fanout.last,
+    raw: figures.fanout.rawLast,
+  });
+  note("raw: one @nats-io/kv watch of the same bucket in the bench process (its slowest arrival for last)");
+  emit({
+    metric: `${fleetLabel}: machine N + 1's time to current (${count(figures.joiner.keys)} keys)`,
+    unit: "ms",
+    mesh: figures.joiner.ms,
+    raw: figures.joiner.rawMs,
+  });
+  const KiB = 1024;
+  emit({
+    metric: `${fleetLabel}: server RSS per watching machine (raw: connected, not watching)`,
+    unit: "KiB",
+    mesh: figures.serverRssPerMachine.watching / KiB,
+    raw: figures.serverRssPerMachine.connected / KiB,
+  });
+  emit({
+    metric: `${fleetLabel}: runtime RSS per machine, one shared watch (raw: connected only)`,
+    unit: "KiB",
+    mesh: figures.runtimeRssPerMachine.watching / KiB,
+    raw: figures.runtimeRssPerMachine.connected / KiB,
+  });
+  note(
+    `${count(figures.shared)} shared watches holding ${(figures.heldBytesPerShared / KiB).toFixed(1)} KiB of view each; the fleet watched in ${(figures.fleetWatchMs / 1000).toFixed(1)} s`,
+  );
+  emit({
+    metric: `${fleetLabel}: compose the fleet's ${count(machines + 1)} grants (raw: render the account)`,
+    unit: "ms",
+    mesh: figures.grants.composeMs,
+    raw: figures.grants.renderMs,
+  });
+  note(
+    `a machine's grant: ${figures.grants.allowPerMachine} allow subjects, ${figures.grants.bytesPerMachine} B of JSON`,
+  );
+  const restart = figures.restart;
+  if (!restart) return;
+  emit({
+    metric: `${fleetLabel}: server killed and restarted, every watcher has the next change (raw: restart alone)`,
+    unit: "ms",
+    mesh: restart.recoveredMs,
+    raw: restart.restartMs,
+    target: { text: "≤ 30 s", met: restart.recoveredMs <= 30_000 },
+  });
+  note(
+    `JetStream took the first write ${(restart.writtenMs / 1000).toFixed(1)} s after the kill; every watcher had it ${((restart.recoveredMs - restart.writtenMs) / 1000).toFixed(2)} s later`,
+  );
+  emit({
+    metric: `${fleetLabel}: watchers with the first change after the restart`,
+    unit: "watchers",
+    mesh: restart.recoveredWatchers,
+    raw: figures.watchers,
+    target: {
+      text: `all, ${restart.endedWatchers} watches ended`,
+      met: restart.recoveredWatchers === figures.watchers,
+    },
+  });
+  const exact = restart.viewsMatching === figures.watchers && restart.doubled === 0;
+  emit({
+    metric: `${fleetLabel}: views equal to the bucket after the restart and ${restart.changesAfter} changes`,
+    unit: "watchers",
+    mesh: restart.viewsMatching,
+    raw: figures.watchers,
+    target: { text: `all, ${restart.doubled} doubled`, met: exact },
+  });
+  emit({
+    metric: `${fleetLabel}: consumers after the restart (raw: one per machine)`,
+    unit: "consumers",
+    mesh: restart.consumersAfter,
+    raw: machines,
+    target: { text: "one per machine", met: restart.consumersAfter === machines },
+  });
+  emit({
+    metric: `${fleetLabel}: consumers left once the fleet stopped (raw: none)`,
+    unit: "consumers",
+    mesh: restart.consumersAfterStop,
+    raw: 0,
+    target: { text: "none", met: restart.consumersAfterStop === 0 },
+  });
 }
 
 main().then(

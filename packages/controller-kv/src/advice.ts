@@ -1,12 +1,13 @@
+import { ceilingAdvice } from "./consumer-ceiling.js";
 import { describeLoss } from "./loss.js";
 import type { FieldChange, Loss } from "./types.js";
 
 // What an operator can do about a conflict, in the words the report and the log carry.
 
-export function immutableAdvice(change: FieldChange): string {
+export function immutableAdvice(change: FieldChange, serverVersion?: string): string {
   switch (change.field) {
     case "maxConsumers":
-      return "JetStream sets max_consumers only when a stream is created; the bucket and its values stay as they are (moving them to a new bucket is an operator's decision, never a raise's)";
+      return ceilingAdvice(change, serverVersion);
     case "storage":
     case "retention":
     case "mirror":

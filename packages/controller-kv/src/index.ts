@@ -5,6 +5,12 @@ export {
   desiredStreamConfig,
   serverFeatures,
 } from "./bucket-config.js";
+export {
+  CONSUMER_HEADROOM,
+  CONSUMERS_PER_MACHINE,
+  consumerCeiling,
+  maxConsumersUpdatable,
+} from "./consumer-ceiling.js";
 export type { ControllerKvErrorCode } from "./errors.js";
 export { ControllerKvError } from "./errors.js";
 export { issueBuckets } from "./issue.js";

@@ -1,9 +1,9 @@
 import { startServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
+import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
 import { SUPPORTED_SERVER_FLOOR, serverDefects } from "./server-floor.js";
-import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 
 // Both sides of the floor gate, against the server under test: scripts/test.sh runs this file on every pinned
 // version, including the one pinned below the floor (scripts/nats-server-versions.txt).

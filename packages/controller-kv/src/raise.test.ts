@@ -9,6 +9,7 @@ import {
   KV_HEADER_ALLOWANCE,
   serverFeatures,
 } from "./bucket-config.js";
+import { maxConsumersUpdatable } from "./consumer-ceiling.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
 
@@ -240,24 +241,33 @@ describe("raise against a real server", () => {
     expect((await admin.jsm.streams.info("KV_mod_cuts_aged")).config.max_age).toBe(0);
   });
 
-  it("reports a bucket made without the consumer cap as a conflict, and still updates what it can", async () => {
+  it("caps a bucket made without the consumer cap where the server allows it, else reports it and updates the rest", async () => {
     await admin.kvm.create("mod_uncapped_old", { history: 1 });
     const report = await raise({
       connection: controller,
       catalogue: [manifest("uncapped", { old: { history: 3 } })],
       replicas: 1,
     });
-    expect(report.conflicts).toEqual([
-      expect.objectContaining({
-        bucket: "mod_uncapped_old",
-        reason: "immutable",
-        change: expect.objectContaining({ field: "maxConsumers", from: -1 }),
-      }),
-    ]);
-    expect(report.updated[0]?.changes.map((change) => change.field)).toContain("history");
+    // Measured: 2.12 and later change max_consumers in place, 2.10 and 2.11 refuse (consumer-ceiling.ts).
+    const updatable = maxConsumersUpdatable(controller.info?.version);
+    const fields = report.updated[0]?.changes.map((change) => change.field);
+    expect(fields).toContain("history");
+    if (updatable) {
+      expect(report.conflicts).toEqual([]);
+      expect(fields).toContain("maxConsumers");
+    } else {
+      expect(report.conflicts).toEqual([
+        expect.objectContaining({
+          bucket: "mod_uncapped_old",
+          reason: "immutable",
+          change: expect.objectContaining({ field: "maxConsumers", from: -1 }),
+          advice: expect.stringMatching(/must be recreated/),
+        }),
+      ]);
+    }
     const { config } = await admin.jsm.streams.info("KV_mod_uncapped_old");
     expect(config).toMatchObject({
-      max_consumers: -1,
+      max_consumers: updatable ? MESH_CAPS.maxConsumersPerBucket : -1,
       max_msgs_per_subject: 3,
       deny_delete: true,
       max_bytes: MESH_CAPS.maxBytes,

@@ -18,6 +18,7 @@ import {
   setField,
   settingsOf,
 } from "./bucket-config.js";
+import { checkConsumerSizing, consumerCeiling, updatableCeiling } from "./consumer-ceiling.js";
 import { ControllerKvError } from "./errors.js";
 import { fillAdvice, nearlyFullBuckets } from "./fill.js";
 import { ApiRequestError, type JetStreamApi, jetStreamApi, type StreamListing } from "./jsapi.js";
@@ -40,6 +41,7 @@ import type { BucketRef, Conflict, FieldChange, Loss, RaiseOptions, RaiseReport 
  */
 export async function raise(options: RaiseOptions): Promise<RaiseReport> {
   const { connection, catalogue, replicas, plan, acceptLoss, timeoutMs, concurrency } = checkRaiseOptions(options);
+  checkConsumerSizing(options);
   const logger = options.logger ?? silentLogger();
   const now = (options.now ?? Date.now)();
   checkServerFloor(connection.info?.version, options.allowUnsupportedServer === true, logger);
@@ -66,6 +68,7 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
   await forEachBounded(declared, concurrency, async (bucket, index) => {
     const context = { api: gate.api, plan, logger, report: parts[index]!, serverVersion: connection.info?.version };
     const desired = desiredStreamConfig(bucket, replicas, connection.info?.version);
+    desired.max_consumers = consumerCeiling(bucket.bucket, options);
     const current = existing.get(bucket.stream);
     if (missing.has(bucket.stream)) notChecked(bucket.bucket, context.report, logger);
     else if (current) await assertExisting(bucket, desired, current, { ...context, acceptLoss, now });
@@ -219,12 +222,13 @@ async function assertExisting(
   const ref = refOf(bucket);
   const currentConfig = current.config as unknown as Record<string, unknown>;
   const diff = diffBucket(currentConfig, desired);
-  const apply: FieldChange[] = [...diff.safe];
-  const conflicts: Conflict[] = diff.immutable.map((change) => ({
+  const ceiling = updatableCeiling(diff.immutable, context.serverVersion);
+  const apply: FieldChange[] = [...diff.safe, ...ceiling.apply];
+  const conflicts: Conflict[] = ceiling.immutable.map((change) => ({
     ...ref,
     change,
     reason: "immutable",
-    advice: immutableAdvice(change),
+    advice: immutableAdvice(change, context.serverVersion),
   }));
   const accepted: Loss[] = [];
   for (const change of diff.shrinks) {

@@ -41,6 +41,13 @@ export interface RaiseOptions {
    * raise then logs a warning naming them instead of refusing with `server-below-floor`. False by default.
    */
   allowUnsupportedServer?: boolean;
+  /**
+   * Machines in the fleet: every bucket's consumer ceiling (`max_consumers`) becomes 2 per machine + 64
+   * (consumer-ceiling.ts). Without it, and without a bucket's own ceiling, a bucket keeps the mesh's 1,024.
+   */
+  fleetSize?: number;
+  /** A ceiling per bucket (`mod_<module>_<name>` → max_consumers), over the one from `fleetSize`. */
+  maxConsumers?: Readonly<Record<string, number>>;
 }
 
 /** A bucket setting, named as a manifest author or operator knows it, with its JetStream config field. */

@@ -8,6 +8,7 @@ export { mountStateVerbs } from "./mount.js";
 export type { PulledMessage, ReaderOptions, ReaderStart } from "./reader.js";
 export { ConsumerLost, ConsumerReader } from "./reader.js";
 export { createStateService } from "./service.js";
+export type { SharedWatchBounds } from "./shared-watch.js";
 export type { StdioHandle, StdioOptions } from "./stdio.js";
 export { serveStdio } from "./stdio.js";
 export type {
@@ -19,3 +20,5 @@ export type {
   StateVerbHandler,
   StateVerbHandlers,
 } from "./types.js";
+export type { WatchHubOptions } from "./watch-hub.js";
+export { DEFAULT_SHARED_WATCH_BOUNDS, WatchHub } from "./watch-hub.js";

@@ -20,7 +20,7 @@ import { refusalFromNats } from "./nats-failures.js";
 import { ConsumerReader, type ReaderStart } from "./reader.js";
 import { Refusals } from "./refusals.js";
 import type { DeliverWatchEvents, StateService, StateServiceOptions, StateVerbHandlers } from "./types.js";
-import { Watch } from "./watch.js";
+import { type OpenWatch, Watch } from "./watch.js";
 
 /**
  * Serves the state verbs to one bundle. Everything the membership can decide is refused before NATS is
@@ -42,7 +42,7 @@ class Service implements StateService, VerbHost {
   private readonly inboxPrefix: string;
   private readonly js;
   private readonly jsm;
-  private readonly watches = new Map<string, Watch>();
+  private readonly watches = new Map<string, OpenWatch>();
   private deliver: DeliverWatchEvents | undefined;
   private nextWatch = 1;
   private answering = 0;
@@ -50,7 +50,7 @@ class Service implements StateService, VerbHost {
   private closed = false;
   private readonly statusLoop: { stop(): void } | undefined;
 
-  constructor(options: StateServiceOptions) {
+  constructor(private readonly options: StateServiceOptions) {
     this.membership = parseMembership(options.membership);
     this.module = this.membership.module;
     this.connection = options.connection;
@@ -177,7 +177,7 @@ class Service implements StateService, VerbHost {
     // Watches still starting count too: concurrent watch requests may not pass the bound together.
     this.refusals.checkWatchCount(bucket, this.watches.size + this.startingWatches, this.limits.maxWatches);
     this.startingWatches += 1;
-    let watch: Watch;
+    let watch: OpenWatch;
     try {
       watch = await this.startWatch(bucket, filter, target, deliver);
     } finally {
@@ -193,20 +193,24 @@ class Service implements StateService, VerbHost {
     filter: string | undefined,
     target: Target,
     deliver: DeliverWatchEvents,
-  ): Promise<Watch> {
+  ): Promise<OpenWatch> {
     const id = `w${this.nextWatch++}`;
     const jsm = await this.jsm;
-    const watch = new Watch({
+    const options = {
       id,
       module: this.module,
       bucket,
-      newReader: (start) => this.newReader(jsm, target, filter ?? ">", start, false),
+      newReader: (start: ReaderStart) => this.newReader(jsm, target, filter ?? ">", start, false),
       readerDefaults: { limits: this.limits, clock: this.clock },
       deliver,
       logger: this.logger.child({ bucket, watch: id }),
-      onEnded: (ended) => this.watches.delete(ended.id),
-    });
-    await this.nats(target, "watch", () => watch.open());
+      onEnded: (ended: OpenWatch) => this.watches.delete(ended.id),
+    };
+    // With a hub, bundles of this runtime watching the same bucket and filter share one consumer (decision 0008).
+    const hub = this.options.watchHub;
+    const watch = await this.nats(target, "watch", () =>
+      hub ? hub.join(target.client.stream, filter ?? ">", options) : openWatch(new Watch(options)),
+    );
     if (this.closed) {
       await watch.stop("the service closed while the watch was starting");
       throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
@@ -275,4 +279,9 @@ function inboxPrefixOf(connection: object): string | undefined {
   const options = connection.options;
   if (typeof options !== "object" || options === null || !("inboxPrefix" in options)) return undefined;
   return typeof options.inboxPrefix === "string" ? options.inboxPrefix : undefined;
+}
+
+async function openWatch(watch: Watch): Promise<Watch> {
+  await watch.open();
+  return watch;
 }

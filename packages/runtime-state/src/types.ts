@@ -2,6 +2,7 @@ import type { Membership } from "@mesh/manifest-schema";
 import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
+import type { WatchHub } from "./watch-hub.js";
 
 /**
  * The contract of runtime-state: what the node runtime passes in and gets back.
@@ -72,6 +73,11 @@ export interface StateServiceOptions {
   clock?: Clock;
   /** The connection's inbox prefix; read from the connection's options when absent. */
   inboxPrefix?: string;
+  /**
+   * Shared by every service of one runtime (one state connection): bundles watching the same bucket with the
+   * same filter then share one consumer (docs/decisions/0008-shared-watches.md). Absent: a consumer per watch.
+   */
+  watchHub?: WatchHub;
 }
 
 /** A handler for one verb: params as received, the result to answer with; rejects with the refusal. */

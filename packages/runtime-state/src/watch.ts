@@ -38,11 +38,26 @@ export interface WatchOptions {
   deliver: DeliverWatchEvents;
   logger: Logger;
   onEnded: (watch: Watch) => void;
+  /**
+   * Continue a view the bundle already holds, current up to this revision: the watch starts live and its
+   * first consumer resumes by sequence after it (a shared-watch subscriber cut over to its own consumer).
+   */
+  resumeAfter?: number;
+  /** Told where `current` fell: every revision at or below it is reflected in the events before it. */
+  onCurrent?: (afterRevision: number) => void;
+}
+
+/** A watch as the service holds it: a watch of its own, or a subscriber of a shared one (shared-watch.ts). */
+export interface OpenWatch {
+  readonly id: string;
+  run(): void;
+  interrupt(why: string): void;
+  stop(why: string): Promise<void>;
 }
 
 const EVENT_OVERHEAD_BYTES = 128;
 
-export class Watch {
+export class Watch implements OpenWatch {
   readonly id: string;
   private readonly options: WatchOptions;
   private reader: ConsumerReader | undefined;
@@ -62,10 +77,15 @@ export class Watch {
   private currentDue = false;
   /** Lost readers whose consumer could not be deleted (the link was down): retried once NATS answers again. */
   private undeleted: ConsumerReader[] = [];
+  private readonly retries = new Set<unknown>();
 
   constructor(options: WatchOptions) {
     this.id = options.id;
     this.options = options;
+    if (options.resumeAfter !== undefined) {
+      this.phase = "live";
+      this.lastRevision = options.resumeAfter;
+    }
   }
 
   /** Creates the first consumer; rejects with the client's error when NATS refuses or does not answer. */
@@ -91,6 +111,8 @@ export class Watch {
   async stop(why: string): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    for (const retry of this.retries) this.options.readerDefaults.clock.clearTimeout(retry);
+    this.retries.clear();
     await Promise.all([this.reader, ...this.undeleted.splice(0)].map((reader) => reader?.close()));
     this.options.logger.info({ watch: this.id, why }, "watch stopped");
   }
@@ -106,6 +128,7 @@ export class Watch {
       if (this.phase === "initial" && pending === 0) {
         this.phase = "live";
         this.currentDue = true;
+        this.options.onCurrent?.(this.lastRevision);
       }
     } catch (error) {
       // A create whose answer was lost may still have made the consumer: delete it now or once NATS is back.
@@ -116,6 +139,8 @@ export class Watch {
 
   private async pump(): Promise<void> {
     let events: WatchEvent[] = [];
+    // A resumed watch has no consumer yet: the first is made as a recovery (retried within its budget).
+    if (this.reader === undefined && !(await this.recover("resuming on its own consumer"))) return;
     while (!this.stopped) {
       if (this.currentDue) {
         this.currentDue = false;
@@ -148,6 +173,7 @@ export class Watch {
     if (messages.length === 0 && this.phase === "initial") {
       this.phase = "live";
       events.push({ type: "current" });
+      this.options.onCurrent?.(this.lastRevision);
     }
     for (const message of messages) {
       if (this.phase === "live") {
@@ -159,10 +185,12 @@ export class Watch {
       this.passTaken++;
       // Already sent before a recovery (a fresh snapshot repeats what did not change): counted, not resent.
       if (message.revision > this.lastRevision) {
+        const before = this.lastRevision;
         this.lastRevision = message.revision;
         if (this.pass.has(message.key)) {
           // A second message for a key in one snapshot pass is a change made after the snapshot.
           this.phase = "live";
+          this.options.onCurrent?.(before);
           events.push({ type: "current" }, toEvent(message));
           continue;
         }
@@ -175,6 +203,7 @@ export class Watch {
       if (message.pending === 0 || this.passTaken >= this.passExpected) {
         this.phase = "live";
         events.push({ type: "current" });
+        this.options.onCurrent?.(this.lastRevision);
       }
     }
     if (this.phase === "live") {
@@ -184,23 +213,8 @@ export class Watch {
     return events;
   }
 
-  /** Splits events into `mesh/state` requests bounded in count and bytes. */
-  private *batches(events: WatchEvent[]): Generator<WatchEvent[]> {
-    const { batchEvents, batchBytes } = this.options.readerDefaults.limits;
-    let batch: WatchEvent[] = [];
-    let bytes = 0;
-    for (const event of events) {
-      // Sized from the stored bytes: every put here is a StoredPutEvent (toEvent), never re-encoded to count it.
-      const size = EVENT_OVERHEAD_BYTES + (event instanceof StoredPutEvent ? event.valueBytes + event.key.length : 0);
-      if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchBytes)) {
-        yield batch;
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(event);
-      bytes += size;
-    }
-    if (batch.length > 0) yield batch;
+  private batches(events: WatchEvent[]): Generator<WatchEvent[]> {
+    return eventBatches(events, this.options.readerDefaults.limits);
   }
 
   /** Replaces a lost consumer, resuming after the last revision handled. `false` when the watch ended. */
@@ -248,16 +262,33 @@ export class Watch {
           );
           return false;
         }
-        await sleep(clock, Math.min(2_000, 250 * 2 ** attempt));
+        // Jittered: a fleet's machines lose their consumers together (a server restart) and must not retry
+        // in step.
+        await sleep(clock, Math.min(2_000, 250 * 2 ** attempt) * (0.5 + Math.random()));
       }
     }
     return false;
   }
 
-  /** Deletes a lost reader's consumer in the background; one that cannot be deleted yet is kept for later. */
-  private forget(reader: ConsumerReader | undefined): void {
+  /**
+   * Deletes a lost reader's consumer in the background; one that cannot be deleted yet (NATS down, or
+   * JetStream not ready after a restart) is kept and tried again every second, for as long as the server
+   * would keep it (its inactivity threshold), so a recovered watch leaves no consumer behind.
+   */
+  private forget(reader: ConsumerReader | undefined, since = this.options.readerDefaults.clock.now()): void {
     void reader?.close().then((deleted) => {
-      if (!deleted && !this.stopped) this.undeleted.push(reader);
+      if (deleted || this.stopped) return;
+      this.undeleted.push(reader);
+      const { clock, limits } = this.options.readerDefaults;
+      if (clock.now() - since >= limits.consumerInactiveMs) return;
+      const retry = clock.setTimeout(() => {
+        this.retries.delete(retry);
+        const index = this.undeleted.indexOf(reader);
+        if (index === -1 || this.stopped) return;
+        this.undeleted.splice(index, 1);
+        this.forget(reader, since);
+      }, 1_000);
+      this.retries.add(retry);
     });
   }
 
@@ -275,4 +306,30 @@ function toEvent(message: PulledMessage): WatchEvent {
   return message.operation === "delete"
     ? { type: "delete", key, revision, updated }
     : new StoredPutEvent(key, message.data, revision, updated);
+}
+
+/** Splits events into `mesh/state` requests bounded in count and bytes. */
+export function* eventBatches(
+  events: WatchEvent[],
+  limits: Pick<ReaderOptions["limits"], "batchEvents" | "batchBytes">,
+): Generator<WatchEvent[]> {
+  const { batchEvents, batchBytes } = limits;
+  let batch: WatchEvent[] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = eventBytes(event);
+    if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchBytes)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(event);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** An event's size as a batch counts it: sized from the stored bytes, never re-encoded to count it. */
+export function eventBytes(event: WatchEvent): number {
+  return EVENT_OVERHEAD_BYTES + (event instanceof StoredPutEvent ? event.valueBytes + event.key.length : 0);
 }

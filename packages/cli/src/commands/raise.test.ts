@@ -151,3 +151,31 @@ it("raise logs to stderr: a line per bucket created or updated, a warning per or
   expect(wrong.code).toBe(2);
   expect(wrong.stderr).toMatch(/--log-level takes one of fatal, error, warn, info, debug, trace, silent, got loud/);
 });
+
+it("raise --fleet-size and --max-consumers set each bucket's consumer ceiling", async () => {
+  await using server = await startServer({ config: CONFIG });
+  const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
+  const dir = catalogueDir({ "fleet.json": { name: "fleet", state: { agents: {}, small: {} } } });
+  const run = await meshState([
+    "raise",
+    "--catalogue",
+    dir,
+    ...auth,
+    "--json",
+    "--fleet-size",
+    "300",
+    "--max-consumers",
+    "mod_fleet_small=16",
+  ]);
+  expect(run.code).toBe(0);
+  const ceilings = Object.fromEntries(
+    JSON.parse(run.stdout).created.map((bucket: { bucket: string; settings: { maxConsumers: number } }) => [
+      bucket.bucket,
+      bucket.settings.maxConsumers,
+    ]),
+  );
+  expect(ceilings).toEqual({ mod_fleet_agents: 664, mod_fleet_small: 16 });
+  const bad = await meshState(["raise", "--catalogue", dir, ...auth, "--max-consumers", "mod_fleet_small"]);
+  expect(bad.code).not.toBe(0);
+  expect(bad.stderr).toMatch(/--max-consumers takes BUCKET=N/);
+});

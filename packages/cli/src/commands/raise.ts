@@ -18,6 +18,7 @@ import { type CliIo, type Command, UsageError } from "../types.js";
 const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
                         [--allow-unsupported-server]
+                        [--fleet-size N] [--max-consumers BUCKET=N]...
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
 creates what is missing, updates in place what can change without losing a value, and reports conflicts
@@ -36,6 +37,9 @@ ${SERVER_HELP_OPTIONS}
   --allow-unsupported-server
                          raise on a nats-server below the supported floor (2.10.5), accepting its defects
                          (a full bucket evicts its oldest key, nats-server#4771); refused otherwise
+  --fleet-size N         machines in the fleet: every bucket's max_consumers becomes 2 per machine + 64
+                         (updated in place on nats-server 2.12+; on older servers a conflict: recreate)
+  --max-consumers B=N    bucket B's own consumer ceiling (mod_<module>_<name>=N), over --fleet-size
   --json                 print the report as JSON
   --log-level LEVEL      pino JSON lines on stderr: one per bucket created or updated, a warning per orphan,
                          conflict, dangling read, nearly full bucket and failure; fatal, error, warn, info
@@ -63,6 +67,8 @@ export const command: Command = {
         "accept-loss": { type: "string", multiple: true, default: [] },
         "allow-unsupported-server": { type: "boolean", default: false },
         "log-level": { type: "string", default: "info" },
+        "fleet-size": { type: "string" },
+        "max-consumers": { type: "string", multiple: true, default: [] },
       },
     });
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
@@ -75,6 +81,7 @@ export const command: Command = {
     const replicas = Number(values.replicas);
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
+    const sizing = consumerSizing(values["fleet-size"], values["max-consumers"]);
     const catalogue = await loadManifests(values.catalogue, io);
     const server = await resolveServerOptions(values, io.env);
     const connection = await connectToServer(
@@ -94,6 +101,7 @@ export const command: Command = {
         acceptLoss: values["accept-loss"],
         allowUnsupportedServer: values["allow-unsupported-server"],
         logger,
+        ...sizing,
       });
     } catch (error) {
       if (!(error instanceof ControllerKvError) || !error.report) throw error;
@@ -108,6 +116,25 @@ export const command: Command = {
     return problems > 0 || report.storeShortfall ? 1 : 0;
   },
 };
+
+/** `--fleet-size N` and `--max-consumers BUCKET=N`, as the raise takes them (it checks the ranges). */
+function consumerSizing(
+  fleetSize: string | undefined,
+  ceilings: string[],
+): { fleetSize?: number; maxConsumers?: Record<string, number> } {
+  const whole = (text: string, flag: string) => {
+    if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, got ${text}`);
+    return Number(text);
+  };
+  const sizing: { fleetSize?: number; maxConsumers?: Record<string, number> } = {};
+  if (fleetSize !== undefined) sizing.fleetSize = whole(fleetSize, "--fleet-size");
+  for (const ceiling of ceilings) {
+    const [bucket, value] = ceiling.split("=");
+    if (!bucket || value === undefined) throw new UsageError(`--max-consumers takes BUCKET=N, got ${ceiling}`);
+    sizing.maxConsumers = { ...sizing.maxConsumers, [bucket]: whole(value, "--max-consumers") };
+  }
+  return sizing;
+}
 
 const LOG_LEVELS: readonly (Level | "silent")[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 

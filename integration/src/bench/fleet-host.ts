@@ -1,0 +1,131 @@
+/**
+ * Simulated machines of the fleet bench, many in one process: each has its own state connection (as its own
+ * machine user, holding its composed grant), its own `WatchHub` and one runtime-state service per bundle.
+ * A bundle is an in-process stand-in speaking the real wire: NDJSON JSON-RPC over an in-memory line pair,
+ * served by `serveStdio` exactly as a child's stdio would be. Driven by the bench over IPC (fleet.ts).
+ */
+import process from "node:process";
+import { createStateService, WatchHub } from "@mesh/runtime-state";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { connect } from "@nats-io/transport-node";
+import { IpcPeer } from "./ipc.js";
+import { LineBundle } from "./line-bundle.js";
+import { wallClock } from "./workload.js";
+import type { Credentials } from "./world.js";
+
+type Request = Record<string, unknown>;
+
+interface Machine {
+  connection: NatsConnection;
+  hub: WatchHub;
+  bundles: LineBundle[];
+}
+
+const machines: Machine[] = [];
+/** Arrivals of each tick key in this process, sent up once every bundle here has it. */
+const arrivals = new Map<string, number[]>();
+let watchers = 0;
+
+function tickArrived(key: string, arrived: number): void {
+  const list = arrivals.get(key) ?? [];
+  list.push(arrived);
+  arrivals.set(key, list);
+  if (list.length === watchers) {
+    arrivals.delete(key);
+    parent.event({ key, arrivals: list });
+  }
+}
+
+function usage() {
+  globalThis.gc?.();
+  const { rss, heapUsed } = process.memoryUsage();
+  return { rss, heapUsed };
+}
+
+const parent = new IpcPeer(process as never, async (request: Request) => {
+  switch (request.cmd) {
+    case "memory":
+      return usage();
+    case "connect": {
+      const { url, credentials } = request as unknown as { url: string; credentials: Credentials[] };
+      for (const who of credentials) {
+        const connection = await connect({
+          servers: url,
+          user: who.user,
+          pass: who.pass,
+          inboxPrefix: who.inboxPrefix,
+          name: `fleet-${who.user}`,
+          noAsyncTraces: true,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 250,
+        });
+        machines.push({ connection, hub: new WatchHub(), bundles: [] });
+      }
+      return usage();
+    }
+    case "watch": {
+      const { membership, bucket, bundlesPerMachine } = request as unknown as {
+        membership: unknown;
+        bucket: string;
+        bundlesPerMachine: number;
+      };
+      watchers = machines.length * bundlesPerMachine;
+      // A few machines at a time: the server sees a fleet coming up, not one burst of every create at once.
+      const started = wallClock();
+      let next = 0;
+      const worker = async () => {
+        while (next < machines.length) {
+          const machine = machines[next++]!;
+          for (let index = 0; index < bundlesPerMachine; index++) {
+            const service = createStateService({
+              connection: machine.connection,
+              membership,
+              watchHub: machine.hub,
+            });
+            const bundle = new LineBundle(service, tickArrived);
+            machine.bundles.push(bundle);
+            await bundle.call("mesh/state.watch", { bucket });
+            await bundle.untilCurrent();
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, worker));
+      return {
+        ...usage(),
+        ms: wallClock() - started,
+        shared: machines.reduce((sum, machine) => sum + machine.hub.sharedCount, 0),
+        heldBytes: machines.reduce((sum, machine) => sum + machine.hub.heldBytes, 0),
+      };
+    }
+    case "views": {
+      // Each bundle's view in short: how many keys, the sum of their revisions, and doubled deliveries.
+      return machines.flatMap((machine) =>
+        machine.bundles.map((bundle) => {
+          let sum = 0;
+          for (const revision of bundle.view.values()) sum += revision;
+          return {
+            keys: bundle.view.size,
+            sum,
+            doubled: bundle.doubled,
+            last: bundle.lastRevision,
+            ended: bundle.ended !== undefined,
+          };
+        }),
+      );
+    }
+    case "has":
+      return machines.reduce(
+        (count, machine) => count + machine.bundles.filter((bundle) => bundle.view.has(String(request.key))).length,
+        0,
+      );
+    case "stop": {
+      // Each service stops its watches: the last subscriber of a shared watch deletes its consumer.
+      await Promise.all(machines.flatMap((machine) => machine.bundles.map((bundle) => bundle.service.close())));
+      await Promise.all(machines.map((machine) => machine.connection.close().catch(() => undefined)));
+      setImmediate(() => process.exit(0));
+      return {};
+    }
+    default:
+      throw new Error(`fleet host: unknown command ${String(request.cmd)}`);
+  }
+});

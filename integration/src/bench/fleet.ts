@@ -1,0 +1,356 @@
+/**
+ * The fleet: N machines on one bucket, each with its own state connection (its own machine user and
+ * composed grant), its own `WatchHub` and B bundles watching the bucket — so one consumer per machine. The
+ * machines live in a few fleet-host processes (fleet-host.ts); the server is the bench's own, with N + 1
+ * machine users. With `restart`, the server is killed under the watching fleet and started again on the
+ * same port and store (file storage), and every bundle's view is checked against the bucket.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { issueBuckets, raise } from "@mesh/controller-kv";
+import { composeControllerGrant, composeMachineGrant, type Grant, renderStateAccount } from "@mesh/grant-composer";
+import { type Membership, parseCatalogue } from "@mesh/manifest-schema";
+import { startServer } from "@mesh/nats-harness";
+import { createStateService, WatchHub } from "@mesh/runtime-state";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { connect } from "@nats-io/transport-node";
+import { IpcPeer } from "./ipc.js";
+import { LineBundle } from "./line-bundle.js";
+import { benchValue, median, quantile, wallClock } from "./workload.js";
+import type { Credentials } from "./world.js";
+
+const MODULE = "fleet-app";
+const LOCAL = "fleet";
+const BUCKET = `mod_${MODULE}_${LOCAL}`;
+const STREAM = `KV_${BUCKET}`;
+const PASSWORD = "fleet";
+/** How long the first change after a restart may take to reach every watcher before the run counts who has it. */
+export const RECOVERY_WAIT_MS = 120_000;
+const hostScript = fileURLToPath(new URL("./bench-fleet-host.js", import.meta.url));
+
+export interface FleetSizes {
+  machines: number;
+  bundlesPerMachine: number;
+  /** Changes timed to every watcher. */
+  ticks: number;
+  /** Keys in the bucket before the fleet watches. */
+  seedKeys: number;
+  /** Processes the machines are spread over. */
+  hosts: number;
+  /** Kill and restart the server under the watching fleet, then check every view. */
+  restart: boolean;
+}
+
+export interface FleetFigures {
+  consumers: number;
+  watchers: number;
+  fanout: { p50: number; p99: number; last: number; rawP50: number; rawP99: number; rawLast: number };
+  joiner: { ms: number; rawMs: number; keys: number };
+  serverRssPerMachine: { watching: number; connected: number };
+  runtimeRssPerMachine: { watching: number; connected: number };
+  heldBytesPerShared: number;
+  shared: number;
+  fleetWatchMs: number;
+  grants: { composeMs: number; renderMs: number; allowPerMachine: number; bytesPerMachine: number };
+  restart?: RestartFigures;
+}
+
+export interface RestartFigures {
+  /** How long the harness took to stop the server and start it again. */
+  restartMs: number;
+  /** From the kill to JetStream taking the first write after the restart (the writer retrying). */
+  writtenMs: number;
+  /** From the kill to every bundle holding the first change written after the restart (NaN: not all did). */
+  recoveredMs: number;
+  /** Bundles holding that change once every bundle had it or `RECOVERY_WAIT_MS` passed. */
+  recoveredWatchers: number;
+  /** Bundles whose watch ended (`ended`: NATS did not let it resume within its recovery budget). */
+  endedWatchers: number;
+  changesAfter: number;
+  viewsMatching: number;
+  doubled: number;
+  consumersAfter: number;
+  consumersAfterStop: number;
+}
+
+const rssOf = (pid: number | undefined): number => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) * 1024;
+};
+
+class FleetHost {
+  readonly peer: IpcPeer;
+  readonly exited: Promise<void>;
+  constructor(
+    readonly child: ChildProcess,
+    onEvent: (event: Record<string, unknown>) => void,
+  ) {
+    this.peer = new IpcPeer(child as never, () => undefined, onEvent);
+    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+  }
+  request<T>(body: Record<string, unknown>): Promise<T> {
+    return this.peer.request<T>(body);
+  }
+}
+
+export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
+  const { machines, bundlesPerMachine } = sizes;
+  const catalogue = parseCatalogue([{ name: MODULE, state: { [LOCAL]: {} } }]);
+  const membership = { module: MODULE, buckets: issueBuckets({ module: MODULE, catalogue }) } as Membership;
+
+  // The fleet's grants: one per machine (N watching, and machine N + 1), then the server's account.
+  let started = performance.now();
+  const grants = Array.from({ length: machines + 1 }, (_, index) =>
+    composeMachineGrant({ machine: `m${index}`, assignments: [MODULE], catalogue }),
+  );
+  const composeMs = performance.now() - started;
+  const controller = composeControllerGrant();
+  const raw: Grant = {
+    user: "raw",
+    inboxPrefix: "_INBOX_raw",
+    permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
+  };
+  started = performance.now();
+  const account = renderStateAccount({
+    account: "STATE",
+    users: [controller, raw, ...grants].map((grant) => ({ grant, password: PASSWORD })),
+  });
+  const renderMs = performance.now() - started;
+  const grantJson = JSON.stringify(grants[0]!.permissions);
+  const credentials = (grant: Grant): Credentials => ({
+    user: grant.user,
+    pass: PASSWORD,
+    inboxPrefix: grant.inboxPrefix,
+  });
+
+  await using server = await startServer({ config: `accounts {\n${account}}\n`, name: "fleet" });
+  const open = (who: Grant) => connect({ servers: server.url, ...credentials(who), maxReconnectAttempts: -1 });
+  const controllerConnection = await open(controller);
+  await raise({ connection: controllerConnection, catalogue, replicas: 1, fleetSize: machines + 1 });
+  await controllerConnection.close();
+  const rawConnection = await open(raw);
+  const js = jetstream(rawConnection);
+  const jsm = await jetstreamManager(rawConnection);
+  for (let index = 0; index < sizes.seedKeys; index++)
+    await js.publish(`$KV.${BUCKET}.seed.${index}`, JSON.stringify(benchValue(index)));
+
+  const tickWaiters = new Map<string, { arrivals: number[]; expected: number; done: () => void }>();
+  const onEvent = (event: Record<string, unknown>) => {
+    const waiter = tickWaiters.get(String(event.key));
+    if (!waiter) return;
+    waiter.arrivals.push(...(event.arrivals as number[]));
+    if (waiter.arrivals.length >= waiter.expected) waiter.done();
+  };
+  const hosts = Array.from(
+    { length: Math.min(sizes.hosts, machines) },
+    () =>
+      new FleetHost(
+        fork(hostScript, [], { execArgv: ["--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] }),
+        onEvent,
+      ),
+  );
+  const slices = hosts.map((_, index) =>
+    grants.slice(0, machines).filter((__, machine) => machine % hosts.length === index),
+  );
+  type Usage = { rss: number; heapUsed: number };
+  const all = <T>(body: Record<string, unknown> | ((index: number) => Record<string, unknown>)) =>
+    Promise.all(hosts.map((host, index) => host.request<T>(typeof body === "function" ? body(index) : body)));
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const figures = {} as FleetFigures;
+  try {
+    const serverBase = rssOf(server.pid);
+    const hostBase = sum((await all<Usage>({ cmd: "memory" })).map((usage) => usage.rss));
+    const connected = await all<Usage>((index) => ({
+      cmd: "connect",
+      url: server.url,
+      credentials: slices[index]!.map(credentials),
+    }));
+    const serverConnected = rssOf(server.pid);
+    started = performance.now();
+    const watched = await all<Usage & { shared: number; heldBytes: number }>({
+      cmd: "watch",
+      membership,
+      bucket: LOCAL,
+      bundlesPerMachine,
+    });
+    figures.fleetWatchMs = performance.now() - started;
+    const serverWatching = rssOf(server.pid);
+    figures.shared = sum(watched.map((host) => host.shared));
+    figures.heldBytesPerShared = sum(watched.map((host) => host.heldBytes)) / figures.shared;
+    figures.serverRssPerMachine = {
+      watching: (serverWatching - serverBase) / machines,
+      connected: (serverConnected - serverBase) / machines,
+    };
+    figures.runtimeRssPerMachine = {
+      watching: (sum(watched.map((usage) => usage.rss)) - hostBase) / machines,
+      connected: (sum(connected.map((usage) => usage.rss)) - hostBase) / machines,
+    };
+    figures.consumers = await runtimeConsumers(jsm);
+    figures.watchers = machines * bundlesPerMachine;
+    figures.grants = {
+      composeMs,
+      renderMs,
+      allowPerMachine:
+        (grants[0]!.permissions.publish.allow?.length ?? 0) + (grants[0]!.permissions.subscribe.allow?.length ?? 0),
+      bytesPerMachine: Buffer.byteLength(grantJson),
+    };
+
+    // One change to every watcher; the raw client's own watch of the same bucket beside it.
+    const kv = await new Kvm(rawConnection).open(BUCKET);
+    const rawArrivals = new Map<string, number>();
+    const rawWatch = await kv.watch({ include: "updates" as never });
+    void (async () => {
+      for await (const entry of rawWatch) rawArrivals.set(entry.key, wallClock());
+    })();
+    const delays: number[] = [];
+    const lasts: number[] = [];
+    const rawDelays: number[] = [];
+    const change = async (key: string, index: number, retryMs = 0, waitMs = 60_000) => {
+      const arrivals: number[] = [];
+      let complete = false;
+      const all = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          // After a restart, what did arrive is the figure: the caller counts the rest from the hosts.
+          if (retryMs > 0) resolve();
+          else reject(new Error(`${key} reached ${arrivals.length} of ${figures.watchers} watchers in ${waitMs} ms`));
+        }, waitMs);
+        tickWaiters.set(key, {
+          arrivals,
+          expected: figures.watchers,
+          done: () => {
+            complete = true;
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+      const sent = wallClock();
+      // After a restart the first write is retried until JetStream takes it (a lost ack may store it twice:
+      // the views are checked against the bucket, not against a count of writes).
+      for (const until = Date.now() + retryMs; ; ) {
+        try {
+          await js.publish(`$KV.${BUCKET}.${key}`, JSON.stringify(benchValue(index)));
+          break;
+        } catch (error) {
+          if (Date.now() >= until) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      const acked = wallClock();
+      await all;
+      tickWaiters.delete(key);
+      return { sent, acked, arrivals, complete };
+    };
+    for (let index = 0; index < sizes.ticks; index++) {
+      const { sent, arrivals } = await change(`tick.${index}`, index);
+      const own = arrivals.map((at) => at - sent);
+      delays.push(...own);
+      lasts.push(Math.max(...own));
+      const rawAt = rawArrivals.get(`tick.${index}`);
+      if (rawAt !== undefined) rawDelays.push(rawAt - sent);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    rawWatch.stop();
+    figures.fanout = {
+      p50: quantile(delays, 0.5),
+      p99: quantile(delays, 0.99),
+      last: median(lasts),
+      rawP50: quantile(rawDelays, 0.5),
+      rawP99: quantile(rawDelays, 0.99),
+      rawLast: Math.max(...rawDelays),
+    };
+
+    // Machine N + 1 joins while N machines watch: its time to current; the raw client's watch beside it.
+    const keys = sizes.seedKeys + sizes.ticks;
+    const joinerConnection = await open(grants[machines]!);
+    const joinerService = createStateService({
+      connection: joinerConnection,
+      membership,
+      watchHub: new WatchHub(),
+    });
+    const joiner = new LineBundle(joinerService, () => undefined);
+    started = performance.now();
+    await joiner.call("mesh/state.watch", { bucket: LOCAL });
+    await joiner.untilCurrent();
+    const joinMs = performance.now() - started;
+    if (joiner.view.size !== keys) throw new Error(`machine N + 1 got ${joiner.view.size} of ${keys} keys`);
+    await joinerService.close();
+    await joinerConnection.close();
+    started = performance.now();
+    const rawJoin = await kv.watch();
+    let entries = 0;
+    for await (const _entry of rawJoin) if (++entries >= keys) break;
+    const rawJoinMs = performance.now() - started;
+    rawJoin.stop();
+    figures.joiner = { ms: joinMs, rawMs: rawJoinMs, keys };
+
+    if (sizes.restart) figures.restart = await restartUnderFleet(server, hosts, change, jsm, kv);
+  } finally {
+    await Promise.all(hosts.map((host) => host.request({ cmd: "stop" }).catch(() => undefined)));
+    await Promise.all(hosts.map((host) => host.exited));
+    if (figures.restart) figures.restart.consumersAfterStop = await runtimeConsumers(jsm);
+    await rawConnection.close();
+  }
+  return figures;
+}
+
+/**
+ * The runtime's consumers on the bucket (`rs_…`). The raw client's watches in this process (`oc_…`) are not
+ * counted: kv.watch() never deletes its consumer (MEASURED.md), so they linger for their inactivity threshold.
+ */
+async function runtimeConsumers(jsm: Awaited<ReturnType<typeof jetstreamManager>>): Promise<number> {
+  let count = 0;
+  for await (const info of jsm.consumers.list(STREAM)) if (info.name.startsWith("rs_")) count++;
+  return count;
+}
+
+async function restartUnderFleet(
+  server: { restart(): Promise<void>; pid: number | undefined },
+  hosts: FleetHost[],
+  change: (
+    key: string,
+    index: number,
+    retryMs?: number,
+    waitMs?: number,
+  ) => Promise<{ sent: number; acked: number; arrivals: number[]; complete: boolean }>,
+  jsm: Awaited<ReturnType<typeof jetstreamManager>>,
+  kv: Awaited<ReturnType<Kvm["open"]>>,
+): Promise<RestartFigures> {
+  const killed = wallClock();
+  await server.restart();
+  const restartMs = wallClock() - killed;
+  // The first change after the restart, written as soon as JetStream takes it, reaching every watcher.
+  const first = await change("after.0", 0, 60_000, RECOVERY_WAIT_MS);
+  const hasFirst = (
+    await Promise.all(hosts.map((host) => host.request<number>({ cmd: "has", key: "after.0" })))
+  ).reduce((a, b) => a + b, 0);
+  const recoveredMs = first.complete ? Math.max(...first.arrivals) - killed : Number.NaN;
+  const changesAfter = first.complete ? 20 : 0;
+  for (let index = 1; index < changesAfter; index++) await change(`after.${index}`, index);
+  // The truth: every key's latest revision, read from the bucket.
+  const truth = new Map<string, number>();
+  for await (const key of await kv.keys()) truth.set(key, (await kv.get(key))!.revision);
+  let truthSum = 0;
+  for (const revision of truth.values()) truthSum += revision;
+  const views = (
+    await Promise.all(
+      hosts.map((host) =>
+        host.request<{ keys: number; sum: number; doubled: number; ended: boolean }[]>({ cmd: "views" }),
+      ),
+    )
+  ).flat();
+  return {
+    restartMs,
+    writtenMs: first.acked - killed,
+    recoveredMs,
+    recoveredWatchers: hasFirst,
+    endedWatchers: views.filter((view) => view.ended).length,
+    changesAfter,
+    viewsMatching: views.filter((view) => view.keys === truth.size && view.sum === truthSum).length,
+    doubled: views.reduce((total, view) => total + view.doubled, 0),
+    consumersAfter: await runtimeConsumers(jsm),
+    consumersAfterStop: Number.NaN,
+  };
+}
