@@ -6,6 +6,13 @@ import { defineConfig } from "vitest/config";
 // Child processes (bundles, the CLI) run the built dist: the test command builds first.
 const root = fileURLToPath(new URL(".", import.meta.url));
 const setupFiles = [`${root}test/reap-on-signals.ts`];
+// Tests that measure the runtime's memory run it in a worker set up as runtime-state's README tells a node
+// runtime to run (a young generation of 1 MiB semi-spaces): otherwise V8 commits young-generation space to
+// the allocation rate and the RSS they measure is that sizing, not what the runtime holds.
+const runtimeMemoryTests = [
+  "packages/runtime-state/src/backpressure.test.ts",
+  "packages/runtime-state/src/chaos.test.ts",
+];
 const alias = readdirSync(`${root}packages`).flatMap((dir) => [
   { find: new RegExp(`^@mesh/${dir}/stdio$`), replacement: `${root}packages/${dir}/src/stdio.ts` },
   { find: new RegExp(`^@mesh/${dir}$`), replacement: `${root}packages/${dir}/src/index.ts` },
@@ -20,6 +27,18 @@ export default defineConfig({
         test: {
           name: "packages",
           include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+          exclude: runtimeMemoryTests,
+          setupFiles,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: "runtime-memory",
+          include: runtimeMemoryTests,
+          execArgv: ["--max-semi-space-size=1"],
           setupFiles,
           testTimeout: 60_000,
           hookTimeout: 60_000,

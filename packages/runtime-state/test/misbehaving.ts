@@ -3,6 +3,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { serveStdio } from "../src/stdio.js";
 import type { StateService } from "../src/types.js";
 import type { spawnBundle } from "./kit.js";
@@ -47,6 +49,22 @@ export async function getLatency(bundle: ReturnType<typeof spawnBundle>, rounds:
 }
 
 export const rssMiB = () => process.memoryUsage.rss() / (1024 * 1024);
+/**
+ * RSS after a full garbage collection: what the process holds, not garbage it has not collected yet (the
+ * test process is a vitest worker, whose young generation otherwise sizes itself to whatever ran before).
+ */
+export function settledRssMiB(): number {
+  collectGarbage();
+  return rssMiB();
+}
+let gc: (() => void) | undefined;
+function collectGarbage(): void {
+  if (!gc) {
+    setFlagsFromString("--expose-gc");
+    gc = runInNewContext("gc") as () => void;
+  }
+  gc();
+}
 export const openFds = () => readdirSync("/proc/self/fd").length;
 /** Active handles and timers by type (process.getActiveResourcesInfo), to compare before and after. */
 export function activeResources(): Record<string, number> {
