@@ -25,29 +25,27 @@ async function runHost(bundle: string[]): Promise<{ code: number | null; report:
   }
 }
 
+/** What a bundle of 50 rounds must leave in the host's report, whatever its language. */
+function expectInterleaved({ code, report }: { code: number | null; report: OneChannelReport }): void {
+  expect(code).toBe(0);
+  expect(report).toMatchObject({ echoes: 50, eventsSent: 50, eventsAnswered: 50, eventsWrong: 0, bundleExit: 0 });
+  // 50 puts, a watch and its unwatch, on the same channel as the echoes.
+  expect(report.stateRequests).toBe(52);
+  expect(report.watchBatches).toBeGreaterThanOrEqual(1);
+  // Host events and watch batches were awaiting the bundle at the same time (the bundle holds its event
+  // answers until the watch has seen every put).
+  expect(report.batchesBesideEvents).toBeGreaterThanOrEqual(1);
+  expect(report.maxHostRequestsInFlight).toBeGreaterThan(1);
+}
+
 describe("one channel: a host's own verb and the state verbs on one stdio", () => {
   it("a TS bundle interleaves echoes, puts and a watch while the host's own requests are in flight", async () => {
     assertBuildIsFresh(join(integrationRoot, "node_modules/@mesh/sdk-ts/"), ["dist/index.js"], "@mesh/sdk-ts");
-    const { code, report } = await runHost([process.execPath, tsBundle, "50"]);
-    expect(code).toBe(0);
-    expect(report).toMatchObject({ echoes: 50, eventsSent: 50, eventsAnswered: 50, eventsWrong: 0, bundleExit: 0 });
-    // 50 puts, a watch and its unwatch, on the same channel as the echoes.
-    expect(report.stateRequests).toBe(52);
-    expect(report.watchBatches).toBeGreaterThanOrEqual(1);
-    // Host events and watch batches were awaiting the bundle at the same time (the bundle holds its event
-    // answers until the watch has seen every put).
-    expect(report.batchesBesideEvents).toBeGreaterThanOrEqual(1);
-    expect(report.maxHostRequestsInFlight).toBeGreaterThan(1);
+    expectInterleaved(await runHost([process.execPath, tsBundle, "50"]));
   });
 
   it("a Go bundle does the same through sdk-go's Attach", async () => {
     using bundle = await buildGoBundle("./internal/bundles/onechannel");
-    const { code, report } = await runHost([bundle.path, "50"]);
-    expect(code).toBe(0);
-    expect(report).toMatchObject({ echoes: 50, eventsSent: 50, eventsAnswered: 50, eventsWrong: 0, bundleExit: 0 });
-    expect(report.stateRequests).toBe(52);
-    expect(report.watchBatches).toBeGreaterThanOrEqual(1);
-    expect(report.batchesBesideEvents).toBeGreaterThanOrEqual(1);
-    expect(report.maxHostRequestsInFlight).toBeGreaterThan(1);
+    expectInterleaved(await runHost([bundle.path, "50"]));
   });
 });
