@@ -2,7 +2,7 @@ import { streamName } from "@mesh/manifest-schema";
 import type { Entry } from "@mesh/state-protocol";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { headers } from "@nats-io/nats-core";
-import { isApiError, JETSTREAM_CODES } from "./nats-failures.js";
+import { isApiError, isNoResponders, JETSTREAM_CODES } from "./nats-failures.js";
 
 /**
  * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
@@ -57,17 +57,40 @@ export class WrongRevision extends Error {
   }
 }
 
+/**
+ * How long a write that found no responder is tried again. Just after a replicated bucket is created, or
+ * while its stream elects a leader, the server a machine is connected to may not yet know who stores
+ * `$KV.B.>`; the publish then finds no responder and nothing is stored, so sending it again is safe (a
+ * timeout is never retried: that write may have been stored).
+ */
+export const NO_RESPONDERS_RETRY_MS = 2_000;
+const NO_RESPONDERS_FIRST_PAUSE_MS = 20;
+const NO_RESPONDERS_MAX_PAUSE_MS = 250;
+
+export interface BucketClientOptions {
+  /** How long a write that found no responder is tried again (`NO_RESPONDERS_RETRY_MS`; 0: never). */
+  noRespondersRetryMs?: number;
+  /** Called before each such retry, with the attempt that failed (1 for the first). */
+  onNoResponders?: (attempt: number) => void;
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class BucketClient {
   readonly bucket: string;
   readonly stream: string;
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
+  private readonly noRespondersRetryMs: number;
+  private readonly onNoResponders: ((attempt: number) => void) | undefined;
 
-  constructor(bucket: string, js: JetStreamClient, jsm: JetStreamManager) {
+  constructor(bucket: string, js: JetStreamClient, jsm: JetStreamManager, options: BucketClientOptions = {}) {
     this.bucket = bucket;
     this.stream = streamName(bucket);
     this.js = js;
     this.jsm = jsm;
+    this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
+    this.onNoResponders = options.onNoResponders;
   }
 
   subject(key: string): string {
@@ -128,13 +151,29 @@ export class BucketClient {
   ): Promise<number> {
     if (revision !== undefined) header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
     try {
-      const ack = await this.js.publish(this.subject(key), data, { headers: header });
+      const ack = await this.publishUntilAnswered(this.subject(key), data, header);
       return ack.seq;
     } catch (error) {
       if (isApiError(error, JETSTREAM_CODES.wrongLastSequence, JETSTREAM_CODES.wrongLastSequenceUnknown)) {
         throw new WrongRevision(await this.currentRevision(key));
       }
       throw error;
+    }
+  }
+
+  /** Publishes, sending again while no server answers for the stream (nothing stored), within the budget. */
+  private async publishUntilAnswered(subject: string, data: Uint8Array, header: ReturnType<typeof headers>) {
+    const deadline = Date.now() + this.noRespondersRetryMs;
+    let pauseMs = NO_RESPONDERS_FIRST_PAUSE_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.js.publish(subject, data, { headers: header });
+      } catch (error) {
+        if (!isNoResponders(error) || Date.now() + pauseMs > deadline) throw error;
+        this.onNoResponders?.(attempt);
+        await pause(pauseMs);
+        pauseMs = Math.min(pauseMs * 2, NO_RESPONDERS_MAX_PAUSE_MS);
+      }
     }
   }
 }

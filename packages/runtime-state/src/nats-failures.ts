@@ -30,6 +30,8 @@ export const JETSTREAM_CODES = {
 export type NatsFailure =
   | { kind: "denied"; subject: string | undefined }
   | { kind: "unavailable" }
+  /** No server answered for the stream (no leader known yet, or none up): nothing was stored. */
+  | { kind: "no-responders" }
   | { kind: "api"; code: number; description: string }
   | { kind: "other"; error: unknown };
 
@@ -40,9 +42,9 @@ export function classifyNatsError(error: unknown): NatsFailure {
     if (current instanceof JetStreamApiError) {
       return { kind: "api", code: current.code, description: current.apiError().description };
     }
+    if (current instanceof NoRespondersError) return { kind: "no-responders" };
     if (
       current instanceof TimeoutError ||
-      current instanceof NoRespondersError ||
       current instanceof ClosedConnectionError ||
       current instanceof DrainingConnectionError
     ) {
@@ -51,6 +53,11 @@ export function classifyNatsError(error: unknown): NatsFailure {
     current = current.cause;
   }
   return { kind: "other", error };
+}
+
+/** `true` when no server answered the request: nothing received it, so nothing was stored. */
+export function isNoResponders(error: unknown): boolean {
+  return classifyNatsError(error).kind === "no-responders";
 }
 
 /** `true` when the error is a JetStream API error with one of the codes. */
@@ -116,6 +123,12 @@ export function refusalFromNats(error: unknown, context: FailureContext): Error 
         "unavailable",
         bucket,
         `NATS did not answer ${operation} on bucket ${bucket} within ${context.requestTimeoutMs} ms: retry later (a write may or may not have been stored)`,
+      );
+    case "no-responders":
+      return refusals.refuse(
+        "unavailable",
+        bucket,
+        `no NATS server answered ${operation} on bucket ${bucket}: its stream has no leader the server knows of (just created, electing one, or its servers are down); nothing was stored, retry later`,
       );
     case "api":
       if (failure.code === JETSTREAM_CODES.storeFailed) {
