@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "tsup";
 import { afterAll, expect, it } from "vitest";
-import { BENCH_ENTRIES } from "./bench/entries.js";
+import { BENCH_ENTRIES, SOURCE_PACKAGES } from "./bench/entries.js";
 import { parseRow } from "./bench/table.js";
 
 // The benchmark itself never runs in the test command; this smoke run of it with tiny sizes does, so the
@@ -22,6 +22,7 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     platform: "node",
     config: false,
     silent: true,
+    noExternal: SOURCE_PACKAGES,
     external: [/^@mesh\//, /^@nats-io\//, "pino", "zod"],
   });
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(

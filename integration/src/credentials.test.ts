@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { desiredStreamConfig } from "@mesh/controller-kv";
 import { composeMachineGrant, issueUserCredentials } from "@mesh/grant-composer";
-import { parseCatalogue } from "@mesh/manifest-schema";
+import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from "@nats-io/jwt";
@@ -81,9 +82,8 @@ it("a machine's signed .creds connect it, and allow exactly its grant", async ()
   });
   try {
     const jsm = await jetstreamManager(admin);
-    for (const bucket of ["mod_agent_notes", "mod_licence_bindings", "mod_other_secrets"]) {
-      await jsm.streams.add({ name: `KV_${bucket}`, subjects: [`$KV.${bucket}.>`], allow_direct: true });
-    }
+    // The buckets as controller-kv's raise makes them (agent's notes, licence's bindings, other's secrets).
+    for (const declared of declaredBuckets(catalogue)) await jsm.streams.add(desiredStreamConfig(declared, 1));
     await jetstream(admin).publish("$KV.mod_licence_bindings.b", "licence");
     await jetstream(admin).publish("$KV.mod_other_secrets.s", "secret");
     const js = jetstream(machine, { timeout: 2_000 });

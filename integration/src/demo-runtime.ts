@@ -1,12 +1,11 @@
 // What the demo plays of a node runtime: one state connection per machine, as its own state user with its
 // own inbox prefix, and per bundle a runtime-state service over the child's stdio. Bundles report on stderr
 // as JSON lines; the demo waits for those reports, never for time to pass.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { Grant } from "@mesh/grant-composer";
-import { createStateService, type StateService, serveStdio } from "@mesh/runtime-state";
+import { spawnServedBundle } from "@mesh/dev-mesh";
+import type { StateService } from "@mesh/runtime-state";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 
 export const EXAMPLE = fileURLToPath(new URL("../../examples/operators-agent/", import.meta.url));
 const GRACE_MS = 2_000;
@@ -114,40 +113,25 @@ export class BundleRun {
 
 /** A machine: its state connection, and bundles of its assigned modules served over it. */
 export class Machine {
-  private constructor(
+  constructor(
     readonly name: string,
+    /** The machine's state connection, as its state user with its inbox prefix (dev-mesh's). */
     readonly connection: NatsConnection,
     private readonly memberships: Record<string, unknown>,
   ) {}
-
-  static async start(input: {
-    name: string;
-    grant: Grant;
-    password: string;
-    servers: string[];
-    memberships: Record<string, unknown>;
-  }): Promise<Machine> {
-    const connection = await connect({
-      servers: input.servers,
-      name: `demo runtime ${input.name}`,
-      user: input.grant.user,
-      pass: input.password,
-      inboxPrefix: input.grant.inboxPrefix,
-    });
-    return new Machine(input.name, connection, input.memberships);
-  }
 
   /** Runs `node examples/operators-agent/dist/<script>.js ...args` as the bundle of `module`. */
   run(module: string, script: string, args: string[] = []): BundleRun {
     const membership = this.memberships[module];
     if (membership === undefined) throw new Error(`${module} is not assigned to ${this.name}`);
-    const service = createStateService({ connection: this.connection, membership });
-    const child = spawn(process.execPath, [`${EXAMPLE}dist/${script}.js`, ...args], {
-      stdio: ["pipe", "pipe", "pipe"],
+    const bundle = spawnServedBundle({
+      script: `${EXAMPLE}dist/${script}.js`,
+      args,
+      service: { connection: this.connection, membership },
+      stderr: "pipe",
       env: { PATH: process.env.PATH ?? "", MESH_MODULE: module, MESH_MACHINE: this.name },
     });
-    const served = serveStdio({ service, input: child.stdout!, output: child.stdin! });
-    return new BundleRun(`${module} ${args[0] ?? script} on ${this.name}`, child, service, served);
+    return new BundleRun(`${module} ${args[0] ?? script} on ${this.name}`, bundle.child, bundle.service, bundle.stdio);
   }
 
   /** Runs a one-shot bundle to its end: its last report and its exit code. */

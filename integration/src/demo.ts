@@ -2,13 +2,10 @@
 // narrated for a newcomer. The controller raises the buckets; two machines run the operator's agent; MCP
 // servers are registered and one unregistered; a third machine joins later and still sees what applies to
 // it; a reader module is refused a write; a value carrying a token is refused. Exits 1 if any of it fails.
-import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { issueBuckets, raise } from "@mesh/controller-kv";
-import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
+import { startMesh } from "@mesh/dev-mesh";
+import { trackedPids } from "@mesh/local-nats";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { startCluster, startServer, trackedPids } from "@mesh/nats-harness";
-import { connect } from "@nats-io/transport-node";
 import { alive, type BundleRun, EXAMPLE, Machine, type Report, startedPids } from "./demo-runtime.js";
 
 const startedAt = performance.now();
@@ -59,38 +56,19 @@ async function main(): Promise<boolean> {
       `module ${manifest.name}: ${state.length > 0 ? `owns ${list(state)}` : ""}${manifest.reads ? `reads ${list(manifest.reads)}` : ""}`,
     );
   }
-  const password = () => randomBytes(9).toString("hex");
-  const controller = { grant: composeControllerGrant(), password: password() };
-  const machines = Object.entries(assignments).map(([machine, modules]) => ({
-    machine,
-    grant: composeMachineGrant({ machine, assignments: modules, catalogue }),
-    password: password(),
-    memberships: Object.fromEntries(
-      modules.map((module) => [module, { module, buckets: issueBuckets({ module, catalogue }) }]),
-    ),
-  }));
-  const config = renderStateAccountConfig({ users: [controller, ...machines] });
-  const server = clustered ? await startCluster({ size: 3, config }) : await startServer({ config });
-  const urls = "urls" in server ? server.urls : [server.url];
-  const serverPids = ("nodes" in server ? server.nodes.map((node) => node.pid) : [server.pid]).filter(
+  // dev-mesh stands the mesh up as the controller would: the grants, the state account, the server (or
+  // cluster), and controller-kv's raise.
+  const mesh = await startMesh({ catalogue, machines: assignments, nodes: clustered ? 3 : 1 });
+  const { urls, report } = mesh;
+  const serverPids = (mesh.cluster ? mesh.cluster.nodes.map((node) => node.pid) : [mesh.server?.pid]).filter(
     (pid) => pid !== undefined,
   );
   const running: BundleRun[] = [];
   const started: Machine[] = [];
   try {
-    say(
-      `nats-server ${urls.join(", ")}: account STATE with users ${[controller, ...machines].map((user) => user.grant.user).join(", ")}`,
-    );
+    const users = ["controller", ...Object.keys(assignments)].map((user) => mesh.credentials(user).user);
+    say(`nats-server ${urls.join(", ")}: account STATE with users ${users.join(", ")}`);
     say("(each machine's user holds exactly the subjects its modules' buckets need, and its own inbox)");
-    const controllerConnection = await connect({
-      servers: urls,
-      user: controller.grant.user,
-      pass: controller.password,
-      inboxPrefix: controller.grant.inboxPrefix,
-    });
-    const report = await raise({ connection: controllerConnection, catalogue, replicas: clustered ? 3 : 1 }).finally(
-      () => controllerConnection.close(),
-    );
     for (const bucket of report.created) {
       say(
         `created ${bucket.bucket}: history ${bucket.settings.history}, replicas ${bucket.settings.replicas}, discard new`,
@@ -104,14 +82,11 @@ async function main(): Promise<boolean> {
     );
 
     const machine = async (name: keyof typeof EXPECTED) => {
-      const spec = machines.find((entry) => entry.machine === name)!;
-      const runtime = await Machine.start({
+      const runtime = new Machine(
         name,
-        grant: spec.grant,
-        password: spec.password,
-        servers: urls,
-        memberships: spec.memberships,
-      });
+        await mesh.connect(name, { name: `demo runtime ${name}` }),
+        Object.fromEntries(assignments[name].map((module) => [module, mesh.membership(module)])),
+      );
       started.push(runtime);
       return runtime;
     };
@@ -221,7 +196,7 @@ async function main(): Promise<boolean> {
   } finally {
     await Promise.all(running.map((bundle) => bundle.stop()));
     await Promise.all(started.map((runtime) => runtime.close()));
-    await server[Symbol.asyncDispose]();
+    await mesh[Symbol.asyncDispose]();
   }
   const left = [...serverPids, ...startedPids, ...trackedPids()].filter(alive);
   say(left.length === 0 ? "no nats-server and no bundle process left" : `still running: ${left.join(", ")}`);

@@ -7,6 +7,9 @@ import { expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const FIXTURE_LAYER = 4;
+/** Test code: used by tests only, so only ever a devDependency (integration is tests: it may depend on it). */
+const TEST_ONLY = ["@mesh/nats-harness"];
+const TESTS = ["@mesh/integration"];
 
 /** Layer of each package, by its name without `@mesh/`, from the README's ```text block under "### Layers". */
 function readLayers(): Map<string, number> {
@@ -69,5 +72,18 @@ it("every package uses only lower layers; tests may also use the fixtures", () =
       }
     }
   }
+  expect(breaches).toEqual([]);
+});
+
+it("test code is only ever a dev dependency: nothing that ships depends on it", () => {
+  const breaches = manifests()
+    .filter((manifest) => !TESTS.includes(manifest.name))
+    .flatMap((manifest) =>
+      workspace(manifest.dependencies)
+        .filter((dep) => TEST_ONLY.includes(dep))
+        .map(
+          (dep) => `${manifest.name} depends on ${dep}: make it a devDependency, or move what it uses to product code`,
+        ),
+    );
   expect(breaches).toEqual([]);
 });

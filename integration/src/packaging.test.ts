@@ -8,7 +8,13 @@ import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsumerProject, createConsumerProject, meshProvenanceProblems } from "./packaging/consumer-project.js";
-import { DEV_ONLY_PACKAGES, DEV_ONLY_PATH, dependencyMismatch, importedPackages } from "./packaging/dist-imports.js";
+import {
+  DEV_ONLY_PACKAGES,
+  DEV_ONLY_PATH,
+  dependencyMismatch,
+  importedPackages,
+  testCodeIn,
+} from "./packaging/dist-imports.js";
 import { describeRun, inBatches, run } from "./packaging/run.js";
 import { typesWrongProblems } from "./packaging/types-wrong.js";
 import {
@@ -114,6 +120,12 @@ describe.each(packages.map((pkg) => ({ dir: pkg.dir, name: pkg.manifest.name }))
       files: [],
       imports: [],
     });
+  });
+
+  it("carries no test harness and no test kit, bundled or not (issue #13)", () => {
+    // The CLI bundles dev-mesh, local-nats and the grant proof: product code that must not pull the harness
+    // (its Docker path, its signal reaper) or a package's test/ kit in. Its source map lists what was bundled.
+    expect(testCodeIn(project.installed(name))).toEqual({ bundled: [], markers: [] });
   });
 
   it("ships its README", () => {

@@ -1,3 +1,5 @@
+import { desiredStreamConfig } from "@mesh/controller-kv";
+import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -25,30 +27,24 @@ describe("the installed nats-server", () => {
       const version = connection.info!.version;
       const manager = await jetstreamManager(connection);
       const client = jetstream(connection);
-      // A bucket-shaped stream with a long name: the server's discard-new check before 2.10.5 leaves out
-      // the stored record's overhead (22 bytes + the subject), so a small write at the edge is accepted
-      // and the limit is then enforced by evicting the oldest message.
-      const bucket = "mod_operators-agent_mcp-servers";
-      await manager.streams.add({
-        name: `KV_${bucket}`,
-        subjects: [`$KV.${bucket}.>`],
-        max_bytes: 4096,
-        max_msgs_per_subject: 1,
-        discard: "new" as never,
-        storage: "file" as never,
-        allow_direct: true,
-        allow_rollup_hdrs: true,
-        deny_delete: true,
-      });
+      // A bucket as controller-kv's raise makes it (its stream config, for this server's version), with a long
+      // name and a 4 KiB limit: the server's discard-new check before 2.10.5 leaves out the stored record's
+      // overhead (22 bytes + the subject), so a small write at the edge is accepted and the limit is then
+      // enforced by evicting the oldest message. (The raise itself refuses a server below the floor.)
+      const [declared] = declaredBuckets(
+        parseCatalogue([{ name: "operators-agent", state: { "mcp-servers": { maxBytes: 4096 } } }]),
+      );
+      const { bucket, stream } = declared!;
+      await manager.streams.add(desiredStreamConfig(declared!, 1, version));
       for (let index = 0; index < 10; index++)
         await client.publish(`$KV.${bucket}.all.server-${index}`, "x".repeat(200));
-      const room = 4096 - (await manager.streams.info(`KV_${bucket}`)).state.bytes;
+      const room = 4096 - (await manager.streams.info(stream)).state.bytes;
       // A payload one byte smaller than the room left: it fits by the old check, not once stored.
       const edge = await client.publish(`$KV.${bucket}.all.edge`, "y".repeat(room - 1)).then(
         () => "accepted",
         () => "refused",
       );
-      const state = (await manager.streams.info(`KV_${bucket}`)).state;
+      const state = (await manager.streams.info(stream)).state;
       recordProven(
         version,
         "a full bucket (nats-server#4771)",

@@ -10,3 +10,6 @@ export const BENCH_ENTRIES = {
   "bench-profile-top": "src/bench/profile-top.ts",
   "bench-fleet-host": "src/bench/fleet-host.ts",
 };
+
+/** Workspace packages with no build (their exports are their sources): every built entry bundles them. */
+export const SOURCE_PACKAGES = ["@mesh/dev-mesh"];

@@ -1,21 +1,20 @@
 /**
  * The fleet: N machines on one bucket, each with its own state connection (its own machine user and
  * composed grant), its own `WatchHub` and B bundles watching the bucket — so one consumer per machine. The
- * machines live in a few fleet-host processes (fleet-host.ts); the server is the bench's own, with N + 1
+ * machines live in a few fleet-host processes (fleet-host.ts); the server is dev-mesh's, with N + 1
  * machine users. With `restart`, the server is killed under the watching fleet and started again on the
  * same port and store (file storage), and every bundle's view is checked against the bucket.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { issueBuckets, raise } from "@mesh/controller-kv";
-import { composeControllerGrant, composeMachineGrant, type Grant, renderStateAccount } from "@mesh/grant-composer";
-import { type Membership, parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { issueBuckets } from "@mesh/controller-kv";
+import { startMesh, unrestrictedGrant } from "@mesh/dev-mesh";
+import { composeControllerGrant, composeMachineGrant, renderStateAccount } from "@mesh/grant-composer";
+import { bucketName, type Membership, parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { createStateService, WatchHub } from "@mesh/runtime-state";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { connect } from "@nats-io/transport-node";
 import { IpcPeer } from "./ipc.js";
 import { LineBundle } from "./line-bundle.js";
 import { benchValue, median, quantile, wallClock } from "./workload.js";
@@ -23,9 +22,8 @@ import type { Credentials } from "./world.js";
 
 const MODULE = "fleet-app";
 const LOCAL = "fleet";
-const BUCKET = `mod_${MODULE}_${LOCAL}`;
-const STREAM = `KV_${BUCKET}`;
-const PASSWORD = "fleet";
+const BUCKET = bucketName(MODULE, LOCAL);
+const STREAM = streamName(BUCKET);
 /** How long the first change after a restart may take to reach every watcher before the run counts who has it. */
 export const RECOVERY_WAIT_MS = 120_000;
 const hostScript = fileURLToPath(new URL("./bench-fleet-host.js", import.meta.url));
@@ -100,37 +98,37 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
   const catalogue = parseCatalogue([{ name: MODULE, state: { [LOCAL]: {} } }]);
   const membership = { module: MODULE, buckets: issueBuckets({ module: MODULE, catalogue }) } as Membership;
 
-  // The fleet's grants: one per machine (N watching, and machine N + 1), then the server's account.
+  // Measured: composing the fleet's grants (one per machine: N watching, and machine N + 1) and rendering
+  // the account, apart from standing the mesh up (dev-mesh composes and renders its own).
   let started = performance.now();
   const grants = Array.from({ length: machines + 1 }, (_, index) =>
     composeMachineGrant({ machine: `m${index}`, assignments: [MODULE], catalogue }),
   );
   const composeMs = performance.now() - started;
-  const controller = composeControllerGrant();
-  const raw: Grant = {
-    user: "raw",
-    inboxPrefix: "_INBOX_raw",
-    permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-  };
+  const raw = unrestrictedGrant("raw");
   started = performance.now();
-  const account = renderStateAccount({
+  renderStateAccount({
     account: "STATE",
-    users: [controller, raw, ...grants].map((grant) => ({ grant, password: PASSWORD })),
+    users: [composeControllerGrant(), raw, ...grants].map((grant) => ({ grant, password: "fleet" })),
   });
   const renderMs = performance.now() - started;
   const grantJson = JSON.stringify(grants[0]!.permissions);
-  const credentials = (grant: Grant): Credentials => ({
-    user: grant.user,
-    pass: PASSWORD,
-    inboxPrefix: grant.inboxPrefix,
-  });
 
-  await using server = await startServer({ config: `accounts {\n${account}}\n`, name: "fleet" });
-  const open = (who: Grant) => connect({ servers: server.url, ...credentials(who), maxReconnectAttempts: -1 });
-  const controllerConnection = await open(controller);
-  await raise({ connection: controllerConnection, catalogue, replicas: 1, fleetSize: machines + 1 });
-  await controllerConnection.close();
-  const rawConnection = await open(raw);
+  const machineNames = grants.map((_, index) => `m${index}`);
+  await using mesh = await startMesh({
+    catalogue,
+    machines: Object.fromEntries(machineNames.map((machine) => [machine, [MODULE]])),
+    users: { raw },
+    name: "fleet",
+    raise: { fleetSize: machines + 1 },
+  });
+  const server = mesh.server!;
+  const credentials = (user: string): Credentials => {
+    const { user: name, password, inboxPrefix } = mesh.credentials(user);
+    return { user: name, pass: password, inboxPrefix };
+  };
+  const open = (user: string) => mesh.connect(user, { maxReconnectAttempts: -1 });
+  const rawConnection = await open("raw");
   const js = jetstream(rawConnection);
   const jsm = await jetstreamManager(rawConnection);
   for (let index = 0; index < sizes.seedKeys; index++)
@@ -152,7 +150,7 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
       ),
   );
   const slices = hosts.map((_, index) =>
-    grants.slice(0, machines).filter((__, machine) => machine % hosts.length === index),
+    machineNames.slice(0, machines).filter((__, machine) => machine % hosts.length === index),
   );
   type Usage = { rss: number; heapUsed: number };
   const all = <T>(body: Record<string, unknown> | ((index: number) => Record<string, unknown>)) =>
@@ -264,7 +262,7 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
 
     // Machine N + 1 joins while N machines watch: its time to current; the raw client's watch beside it.
     const keys = sizes.seedKeys + sizes.ticks;
-    const joinerConnection = await open(grants[machines]!);
+    const joinerConnection = await open(machineNames[machines]!);
     const joinerService = createStateService({
       connection: joinerConnection,
       membership,

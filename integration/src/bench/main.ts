@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { serverVersion } from "@mesh/nats-harness";
+import { serverVersion } from "@mesh/local-nats";
 import { type KV, Kvm } from "@nats-io/kv";
 import { benchComposition } from "./compose.js";
 import { hostCpu, meshCpu, ownCpu, perCall } from "./cpu.js";

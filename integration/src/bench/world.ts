@@ -1,14 +1,13 @@
 /**
- * The bench's world: one real nats-server with three accounts —
+ * The bench's world: one real nats-server, stood up by dev-mesh, with three accounts —
  * - STATE: the buckets the runtime serves, raised by controller-kv as the controller's state user; one
  *   state user per bench machine holding exactly its composed grant; and `raw`, the baseline's user;
  * - RAISE and RAWRAISE: empty accounts for the raise benchmark (controller-kv there, the raw client's
  *   `kvm.create()` here), each with an observer that sees every JetStream API request.
  */
-import { issueBuckets, raise } from "@mesh/controller-kv";
-import { composeControllerGrant, composeMachineGrant, type Grant, renderStateAccount } from "@mesh/grant-composer";
-import { type Catalogue, type Membership, parseCatalogue } from "@mesh/manifest-schema";
-import { type NatsServerHandle, startServer } from "@mesh/nats-harness";
+import { type Mesh, startMesh, unrestrictedGrant } from "@mesh/dev-mesh";
+import { composeControllerGrant } from "@mesh/grant-composer";
+import { bucketName, type Catalogue, type Membership, parseCatalogue } from "@mesh/manifest-schema";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
@@ -25,21 +24,8 @@ export const BUCKETS = {
 } as const;
 
 export function natsBucket(local: string): string {
-  return `mod_${MODULE}_${local}`;
+  return bucketName(MODULE, local);
 }
-
-const PASSWORD = "bench";
-const everything = (user: string, inboxPrefix: string): Grant => ({
-  user,
-  inboxPrefix,
-  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-});
-
-export const RAW = everything("raw", "_INBOX_raw");
-const CONTROLLER = composeControllerGrant();
-const OBSERVER = everything("observer", "_INBOX_observer");
-export const RAW_CONTROLLER = everything("rawctl", "_INBOX_rawctl");
-const RAISE_CONTROLLER = composeControllerGrant({ user: "raisectl" });
 
 export interface Credentials {
   user: string;
@@ -48,7 +34,7 @@ export interface Credentials {
 }
 
 export interface World extends AsyncDisposable {
-  server: NatsServerHandle;
+  mesh: Mesh;
   url: string;
   catalogue: Catalogue;
   membership: Membership;
@@ -64,12 +50,7 @@ export interface World extends AsyncDisposable {
   rawRaiseAccount: { controller: Credentials; observer: Credentials };
 }
 
-const credentials = (grant: Grant): Credentials => ({
-  user: grant.user,
-  pass: PASSWORD,
-  inboxPrefix: grant.inboxPrefix,
-});
-
+/** The world's mesh (dev-mesh's, like every test's): the state account raised, and the raise accounts empty. */
 export async function createWorld(options: { machines: number; fullBytes: number }): Promise<World> {
   const catalogue = parseCatalogue([
     {
@@ -83,19 +64,22 @@ export async function createWorld(options: { machines: number; fullBytes: number
       },
     },
   ]);
-  const machineGrants = Array.from({ length: options.machines }, (_, index) =>
-    composeMachineGrant({ machine: `m${index}`, assignments: [MODULE], catalogue }),
-  );
-  const users = (grants: Grant[]) => grants.map((grant) => ({ grant, password: PASSWORD }));
-  const config = [
-    "accounts {",
-    renderStateAccount({ account: "STATE", users: users([CONTROLLER, RAW, ...machineGrants]) }),
-    renderStateAccount({ account: "RAISE", users: users([RAISE_CONTROLLER, OBSERVER]) }),
-    renderStateAccount({ account: "RAWRAISE", users: users([RAW_CONTROLLER, { ...OBSERVER, user: "rawobserver" }]) }),
-    "}",
-  ].join("\n");
-  const server = await startServer({ config, name: "bench" });
-  const url = server.url;
+  const machines = Array.from({ length: options.machines }, (_, index) => `m${index}`);
+  const mesh = await startMesh({
+    catalogue,
+    machines: Object.fromEntries(machines.map((machine) => [machine, [MODULE]])),
+    users: { raw: unrestrictedGrant("raw") },
+    accounts: {
+      RAISE: { raisectl: composeControllerGrant({ user: "raisectl" }), observer: unrestrictedGrant("observer") },
+      RAWRAISE: { rawctl: unrestrictedGrant("rawctl"), rawobserver: unrestrictedGrant("rawobserver") },
+    },
+    name: "bench",
+  });
+  const url = mesh.urls[0]!;
+  const credentials = (user: string): Credentials => {
+    const { user: name, password, inboxPrefix } = mesh.credentials(user);
+    return { user: name, pass: password, inboxPrefix };
+  };
   const open = (who: Credentials) =>
     connect({
       servers: url,
@@ -107,35 +91,35 @@ export async function createWorld(options: { machines: number; fullBytes: number
       noAsyncTraces: true,
     });
 
-  const controller = await open(credentials(CONTROLLER));
-  const report = await raise({ connection: controller, catalogue, replicas: 1 });
-  await controller.close();
-  if (report.created.length !== Object.keys(BUCKETS).length) {
-    throw new Error(`the bench's raise created ${report.created.length} buckets: ${JSON.stringify(report)}`);
+  try {
+    if (mesh.report.created.length !== Object.keys(BUCKETS).length) {
+      throw new Error(
+        `the bench's raise created ${mesh.report.created.length} buckets: ${JSON.stringify(mesh.report)}`,
+      );
+    }
+    const rawConnection = await open(credentials("raw"));
+    return {
+      mesh,
+      url,
+      catalogue,
+      membership: mesh.membership(MODULE) as Membership,
+      machines: machines.map(credentials),
+      raw: credentials("raw"),
+      rawConnection,
+      rawJs: jetstream(rawConnection),
+      fullKeys: 0,
+      connect: open,
+      raiseAccount: { controller: credentials("raisectl"), observer: credentials("observer") },
+      rawRaiseAccount: { controller: credentials("rawctl"), observer: credentials("rawobserver") },
+      async [Symbol.asyncDispose]() {
+        await rawConnection.close().catch(() => undefined);
+        await mesh[Symbol.asyncDispose]();
+      },
+    };
+  } catch (error) {
+    await mesh[Symbol.asyncDispose]();
+    throw error;
   }
-  const rawConnection = await open(credentials(RAW));
-  const world: World = {
-    server,
-    url,
-    catalogue,
-    membership: { module: MODULE, buckets: issueBuckets({ module: MODULE, catalogue }) } as Membership,
-    machines: machineGrants.map(credentials),
-    raw: credentials(RAW),
-    rawConnection,
-    rawJs: jetstream(rawConnection),
-    fullKeys: 0,
-    connect: open,
-    raiseAccount: { controller: credentials(RAISE_CONTROLLER), observer: credentials(OBSERVER) },
-    rawRaiseAccount: {
-      controller: credentials(RAW_CONTROLLER),
-      observer: { ...credentials(OBSERVER), user: "rawobserver" },
-    },
-    async [Symbol.asyncDispose]() {
-      await rawConnection.close().catch(() => undefined);
-      await server[Symbol.asyncDispose]();
-    },
-  };
-  return world;
 }
 
 /**

@@ -53,7 +53,10 @@ export function importedPackages(packageRoot: string): PackageImport[] {
 export interface DependencyMismatch {
   /** Imported by the published code but not declared: a consumer's install lacks it. */
   undeclared: PackageImport[];
-  /** Declared in `dependencies` but imported nowhere in the published code: every consumer installs it for nothing. */
+  /**
+   * Declared in `dependencies` (or as an optional or peer dependency) but imported nowhere in the published
+   * code: every consumer installs it, or is asked for it, for nothing.
+   */
   unused: string[];
 }
 
@@ -71,15 +74,59 @@ export function dependencyMismatch(manifest: PackageManifest, imports: readonly 
   const imported = new Set(imports.map((entry) => entry.name));
   return {
     undeclared: imports.filter((entry) => entry.name !== manifest.name && !declared.has(entry.name)),
-    unused: Object.keys(manifest.dependencies ?? {})
+    unused: [
+      ...Object.keys(manifest.dependencies ?? {}),
+      ...Object.keys(manifest.optionalDependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}),
+    ]
       .filter((name) => !imported.has(name))
       .sort(),
   };
 }
 
-/** Paths in a tarball that are development-only: tests, snapshots, fixtures, sources, build state. */
+/** Paths in a tarball that are development-only: tests, test kits, snapshots, fixtures, sources, build state. */
 export const DEV_ONLY_PATH =
-  /(^|\/)(__tests__|__snapshots__|__fixtures__|fixtures|corpus|src)\/|\.(test|spec|bench)\.|\.tsbuildinfo$/;
+  /(^|\/)(__tests__|__snapshots__|__fixtures__|fixtures|corpus|src|test)\/|\.(test|spec|bench)\.|\.tsbuildinfo$/;
+
+/**
+ * A source file of test code, as a source map names it: the test harness (`@mesh/nats-harness`), a test kit
+ * (a package's `test/`), a test file, a test helper (`testing.ts`).
+ */
+export const TEST_SOURCE =
+  /(^|\/)(nats-harness|test|__tests__)\/|\.(test|spec)\.[cm]?[jt]sx?$|(^|\/)testing\.[cm]?[jt]s$/;
+
+/** Strings only test code carries: the harness's name, its Docker path, its signal reaper and its error. */
+export const TEST_CODE_MARKERS = ["@mesh/nats-harness", "testcontainers", "reapOnSignals", "NatsHarnessError"];
+
+export interface TestCodeFound {
+  /** `file: source` for each source map entry that is test code: it was bundled into `file`. */
+  bundled: string[];
+  /** `file: marker` for each marker string found in a published code file. */
+  markers: string[];
+}
+
+/**
+ * The test code an installed package carries: what its source maps say was bundled from the harness or a test
+ * kit, and the marker strings in its `.js`/`.d.ts` files (for code bundled without a source map).
+ */
+export function testCodeIn(packageRoot: string): TestCodeFound {
+  const files = readdirSync(packageRoot, { recursive: true, encoding: "utf8" })
+    .filter((file) => !file.split(/[\\/]/).includes("node_modules"))
+    .sort();
+  const bundled = files
+    .filter((file) => file.endsWith(".map"))
+    .flatMap((file) => {
+      const map = JSON.parse(readFileSync(join(packageRoot, file), "utf8")) as { sources?: string[] };
+      return (map.sources ?? []).filter((source) => TEST_SOURCE.test(source)).map((source) => `${file}: ${source}`);
+    });
+  const markers = files
+    .filter((file) => CODE_FILE.test(file))
+    .flatMap((file) => {
+      const text = readFileSync(join(packageRoot, file), "utf8");
+      return TEST_CODE_MARKERS.filter((marker) => text.includes(marker)).map((marker) => `${file}: ${marker}`);
+    });
+  return { bundled, markers };
+}
 
 /** Packages that only tests use: a published dist that imports one would fail or drag test code in. */
 export const DEV_ONLY_PACKAGES = ["vitest", "@vitest/", "tsup", "typescript", "@types/"];

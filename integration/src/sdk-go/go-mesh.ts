@@ -1,20 +1,18 @@
 // The world of the Go SDK's real-server tests: Go bundles built from packages/sdk-go into a temp folder,
-// each served by its own runtime-state service over its stdio, against a real nats-server with the STATE
-// account and a machine's composed grant — the scene sdk-ts's acceptance tests use for its .mjs bundles.
+// each served by its own runtime-state service over its stdio, against dev-mesh's mesh (the STATE account, a
+// machine's composed grant, controller-kv's raise) — the scene sdk-ts's acceptance tests use for its .mjs bundles.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { composeMachineGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
-import { parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startMesh } from "@mesh/dev-mesh";
+import { type Membership, parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { createStateService, serveStdio } from "@mesh/runtime-state";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 
 export const SDK_GO = fileURLToPath(new URL("../../../packages/sdk-go/", import.meta.url));
 
@@ -30,68 +28,29 @@ const catalogue = parseCatalogue([
   { name: "sdk-app", state: { items: { history: 5 }, counter: {}, mirrored: {} }, reads: ["sdk-peer.shared"] },
   { name: "sdk-peer", state: { shared: {} } },
 ]);
-export const membership = {
-  module: "sdk-app",
-  buckets: {
-    items: { bucket: "mod_sdk-app_items", access: "write" },
-    counter: { bucket: "mod_sdk-app_counter", access: "write" },
-    mirrored: { bucket: "mod_sdk-app_mirrored", access: "write" },
-    "sdk-peer.shared": { bucket: "mod_sdk-peer_shared", access: "read" },
-  },
-} as const;
-const machineGrant = composeMachineGrant({ machine: "m1", assignments: ["sdk-app"], catalogue });
-const admin: Grant = {
-  user: "admin",
-  inboxPrefix: "_INBOX",
-  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-};
 
 export async function goMesh() {
-  const config = renderStateAccountConfig({
-    users: [admin, machineGrant].map((grant) => ({ grant, password: grant.user })),
-  });
-  const server = await startServer({ config });
-  const adminConnection = await connect({ servers: server.url, user: "admin", pass: "admin" });
+  const mesh = await startMesh({ catalogue, machines: { m1: ["sdk-app"] }, admin: true });
+  const adminConnection = await mesh.connect("admin");
   const jsm = await jetstreamManager(adminConnection);
-  for (const { bucket } of Object.values(membership.buckets)) {
-    await jsm.streams.add({
-      name: `KV_${bucket}`,
-      subjects: [`$KV.${bucket}.>`],
-      max_msgs_per_subject: bucket.endsWith("items") ? 5 : 1,
-      max_bytes: 64 * 1024 * 1024,
-      max_consumers: 200,
-      discard: "new" as never,
-      storage: "file" as never,
-      allow_direct: true,
-      allow_rollup_hdrs: true,
-      deny_delete: true,
-      num_replicas: 1,
-    });
-  }
-  const machine: NatsConnection = await connect({
-    servers: server.url,
-    user: machineGrant.user,
-    pass: machineGrant.user,
-    inboxPrefix: machineGrant.inboxPrefix,
-  });
+  const machine = await mesh.connect("m1");
+  const membership = mesh.membership("sdk-app");
   const bundles = new Set<GoBundle>();
   return {
     kvm: new Kvm(adminConnection),
     /** Starts the Go bundle at `path` with `args`, served by its own runtime-state service. */
     bundle(path: string, args: string[]): GoBundle {
-      const bundle = spawnGoBundle(machine, path, args);
+      const bundle = spawnGoBundle(machine, membership, path, args);
       bundles.add(bundle);
       return bundle;
     },
     async consumerNames(bucket: string): Promise<string[]> {
-      const list = await jsm.consumers.list(`KV_${bucket}`).next();
+      const list = await jsm.consumers.list(streamName(bucket)).next();
       return list.filter((info) => info !== null).map((info) => info.name);
     },
     async [Symbol.asyncDispose]() {
       await Promise.all([...bundles].map((bundle) => bundle.kill()));
-      await machine.close().catch(() => undefined);
-      await adminConnection.close().catch(() => undefined);
-      await server[Symbol.asyncDispose]();
+      await mesh[Symbol.asyncDispose]();
     },
   };
 }
@@ -99,7 +58,7 @@ export async function goMesh() {
 export type GoBundle = ReturnType<typeof spawnGoBundle>;
 
 /** A Go bundle; it reports `{"report": …}` lines on stderr (stdout is the JSON-RPC channel). */
-function spawnGoBundle(machine: NatsConnection, path: string, args: string[]) {
+function spawnGoBundle(machine: NatsConnection, membership: Membership, path: string, args: string[]) {
   const service = createStateService({ connection: machine, membership });
   const child: ChildProcess = spawn(path, args, { stdio: ["pipe", "pipe", "pipe"], env: {} });
   const stdio = serveStdio({ service, input: child.stdout!, output: child.stdin! });

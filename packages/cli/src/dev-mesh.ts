@@ -57,9 +57,9 @@ export async function startEmbeddedMesh(input: {
   machine: string;
   logger: Logger;
 }): Promise<DevMesh> {
-  // Fresh passwords per run: the server lives as long as this process and listens on loopback only. The
-  // harness adds no signal handler (it is not asked to), so Ctrl-C stays ours: the bundle stops first (it
-  // may still be writing), then the service, then the server.
+  // Fresh passwords per run: the server lives as long as this process and listens on loopback only.
+  // local-nats adds no signal handler, so Ctrl-C stays ours: the bundle stops first (it may still be
+  // writing), then the service, then the server.
   let mesh: Mesh;
   try {
     mesh = await startMesh({

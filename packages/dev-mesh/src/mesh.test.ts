@@ -1,8 +1,8 @@
 import { desiredStreamConfig } from "@mesh/controller-kv";
-import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
+import { bucketName, declaredBuckets, parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { expect, it } from "vitest";
-import { startMesh } from "./index.js";
+import { startMesh, unrestrictedGrant } from "./index.js";
 
 const catalogue = parseCatalogue([
   { name: "notes-app", state: { notes: { history: 5, ttl: "30s" } } },
@@ -29,4 +29,28 @@ it("raises with controller-kv's stream config, and each machine connects with ex
 it("has no user it was not given", async () => {
   await using mesh = await startMesh({ catalogue, machines: { m1: ["notes-app"] } });
   expect(() => mesh.credentials("admin")).toThrow(/no user admin/);
+});
+
+it("adds users to the state account and accounts beside it, and passes the raise its options", async () => {
+  const notes = bucketName("notes-app", "notes");
+  await using mesh = await startMesh({
+    catalogue,
+    machines: { m1: ["notes-app"] },
+    users: { raw: unrestrictedGrant("raw") },
+    accounts: { EMPTY: { observer: unrestrictedGrant("observer") } },
+    raise: { maxConsumers: { [notes]: 16 } },
+  });
+  // raw is in the state account: it sees the raised bucket, with the ceiling the raise was given.
+  const raw = await jetstreamManager(await mesh.connect("raw"));
+  expect((await raw.streams.info(streamName(notes))).config.max_consumers).toBe(16);
+  // observer is in an account of its own, where nothing was raised.
+  const observer = await jetstreamManager(await mesh.connect("observer"));
+  expect((await observer.getAccountInfo()).streams).toBe(0);
+  expect(mesh.credentials("observer").inboxPrefix).toBe("_INBOX_observer");
+});
+
+it("refuses a user named twice before it starts a server", async () => {
+  await expect(
+    startMesh({ catalogue, machines: { m1: ["notes-app"] }, accounts: { OTHER: { m1: unrestrictedGrant("x") } } }),
+  ).rejects.toThrow(/user m1 is named twice/);
 });

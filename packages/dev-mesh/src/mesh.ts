@@ -1,29 +1,30 @@
 import { randomBytes } from "node:crypto";
-import { issueBuckets, type RaiseReport, raise } from "@mesh/controller-kv";
-import {
-  composeControllerGrant,
-  composeMachineGrant,
-  type Grant,
-  renderStateAccountConfig,
-} from "@mesh/grant-composer";
-import type { Catalogue, IssuedBucket } from "@mesh/manifest-schema";
+import { issueBuckets, type RaiseOptions, type RaiseReport, raise } from "@mesh/controller-kv";
+import { composeControllerGrant, composeMachineGrant, type Grant, renderStateAccount } from "@mesh/grant-composer";
 import {
   type ClusterHandle,
   killAllTrackedSync,
   type NatsServerHandle,
   startCluster,
   startServer,
-} from "@mesh/nats-harness";
+} from "@mesh/local-nats";
+import type { Catalogue, IssuedBucket } from "@mesh/manifest-schema";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 
-/** An all-powerful user of the state account, for tests that seed, inspect or break things. Never in `dev`. */
-const ADMIN: Grant = {
-  user: "admin",
-  inboxPrefix: "_INBOX_admin",
-  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-};
+/**
+ * A user who may publish and subscribe to anything in its account, with the inbox prefix `_INBOX_<user>`: the
+ * state account's admin (seeding, inspecting, breaking things), a benchmark's raw-client baseline, an observer
+ * of every JetStream API request. Never a machine's grant.
+ */
+export function unrestrictedGrant(user: string): Grant {
+  return {
+    user,
+    inboxPrefix: `_INBOX_${user}`,
+    permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
+  };
+}
 
 export interface StartMeshOptions {
   catalogue: Catalogue;
@@ -31,15 +32,28 @@ export interface StartMeshOptions {
   machines: Record<string, readonly string[]>;
   /** 1: one file-backed server (the default); 3: a three-node cluster, every bucket with 3 replicas. */
   nodes?: 1 | 3;
-  /** Adds the admin user (tests only). */
+  /** Adds the admin user: `unrestrictedGrant("admin")` in the state account. Never in `dev`. */
   admin?: boolean;
+  /**
+   * More users of the state account, by the name `credentials`/`connect` know them by, each with its grant:
+   * e.g. a benchmark's raw-client baseline (`unrestrictedGrant("raw")`).
+   */
+  users?: Record<string, Grant>;
+  /**
+   * More accounts beside the state account, by account name, each with JetStream on and its users by name;
+   * nothing is raised in them (e.g. an empty account to measure a raise in). User names are unique across
+   * the mesh.
+   */
+  accounts?: Record<string, Record<string, Grant>>;
   /** The server's name (one server only), for its log lines. */
   name?: string;
   /** Passed to the raise. */
   logger?: Logger;
+  /** More of the raise's own options (a fleet size, a ceiling per bucket, a floor override). */
+  raise?: Omit<RaiseOptions, "connection" | "catalogue" | "replicas" | "logger" | "plan">;
 }
 
-/** A user of the mesh: the controller, a machine, or the admin. */
+/** A user of the mesh: the controller, a machine, the admin, or one of `users` or `accounts`. */
 export type MeshUser = "controller" | "admin" | (string & {});
 
 export interface Credentials {
@@ -53,7 +67,7 @@ export interface Mesh extends AsyncDisposable {
   cluster?: ClusterHandle;
   /** Every node's client URL. */
   urls: string[];
-  /** The state account's config, as the server runs it. */
+  /** The accounts' config (the state account first), as the server runs it. */
   config: string;
   /** What controller-kv's raise did; it asserted every bucket, or `startMesh` threw. */
   report: RaiseReport;
@@ -75,19 +89,35 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
   const { catalogue } = options;
   const nodes = options.nodes ?? 1;
   const password = () => randomBytes(12).toString("base64url");
-  const grants = new Map<string, Grant>([["controller", composeControllerGrant()]]);
+  const stateUsers = new Map<string, Grant>([["controller", composeControllerGrant()]]);
   for (const [machine, assignments] of Object.entries(options.machines)) {
-    grants.set(machine, composeMachineGrant({ machine, assignments: [...assignments], catalogue }));
+    stateUsers.set(machine, composeMachineGrant({ machine, assignments: [...assignments], catalogue }));
   }
-  if (options.admin) grants.set("admin", ADMIN);
+  if (options.admin) stateUsers.set("admin", unrestrictedGrant("admin"));
+  for (const [name, grant] of Object.entries(options.users ?? {})) {
+    if (stateUsers.has(name)) throw new Error(`user ${name} is named twice in the mesh: give it another name`);
+    stateUsers.set(name, grant);
+  }
+  const accounts = new Map([["STATE", stateUsers], ...Object.entries(options.accounts ?? {}).map(toAccount)]);
+  const grants = new Map<string, Grant>();
+  for (const [account, users] of accounts) {
+    for (const [name, grant] of users) {
+      if (grants.has(name)) throw new Error(`user ${name} is named twice in the mesh (again in account ${account})`);
+      grants.set(name, grant);
+    }
+  }
   const passwords = new Map([...grants.keys()].map((user) => [user, password()]));
-  const config = renderStateAccountConfig({
-    users: [...grants].map(([user, grant]) => ({ grant, password: passwords.get(user)! })),
-  });
+  const renderAccount = ([account, users]: [string, Map<string, Grant>]) =>
+    renderStateAccount({
+      account,
+      users: [...users].map(([name, grant]) => ({ grant, password: passwords.get(name)! })),
+    });
+  const config = `accounts {\n${[...accounts].map(renderAccount).join("")}}\n`;
 
   const credentials = (user: MeshUser): Credentials => {
     const grant = grants.get(user);
-    if (!grant) throw new Error(`no user ${user} in this mesh: name it in machines, or ask for the admin`);
+    if (!grant)
+      throw new Error(`no user ${user} in this mesh: name it in machines, users or accounts, or ask for the admin`);
     return { user: grant.user, password: passwords.get(user)!, inboxPrefix: grant.inboxPrefix };
   };
 
@@ -112,6 +142,7 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
   try {
     const controller = await connectAs("controller", { name: "dev-mesh (controller)" });
     const report = await raise({
+      ...options.raise,
       connection: controller,
       catalogue,
       replicas: nodes,
@@ -138,6 +169,10 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
     await stop();
     throw error;
   }
+}
+
+function toAccount([account, users]: [string, Record<string, Grant>]): [string, Map<string, Grant>] {
+  return [account, new Map(Object.entries(users))];
 }
 
 /** The raise did not assert every bucket; `problems` says which and why. */

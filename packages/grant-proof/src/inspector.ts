@@ -5,8 +5,8 @@ import {
   composeMachineGrant,
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
+import { startServer } from "@mesh/local-nats";
 import { declaredBuckets, parseCatalogue, streamName } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
 import { streamAdminChecks } from "./bounds.js";
 import { check, expect, type Recorder } from "./check.js";
 import { connectClient, type StateClient } from "./operations.js";

@@ -1,3 +1,4 @@
+import { streamName } from "@mesh/manifest-schema";
 import { BucketClient, ConsumerReader, DEFAULT_LIMITS, type ReaderStart, systemClock } from "@mesh/runtime-state";
 import { JetStreamApiError, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
@@ -77,7 +78,7 @@ export async function connectClient(url: string, login: ClientLogin, timeoutMs: 
         connection: nc,
         jsm,
         inboxPrefix: login.inboxPrefix,
-        stream: `KV_${bucket}`,
+        stream: streamName(bucket),
         bucket,
         filter,
         start,

@@ -1,6 +1,6 @@
 import { desiredStreamConfig, raise } from "@mesh/controller-kv";
+import { startServer } from "@mesh/local-nats";
 import { type Catalogue, declaredBuckets, MESH_CAPS, streamName } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
 import { connect } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { capConfigChecks, consumerCapChecks, maxConsumersUpdateFact, streamAdminChecks } from "./bounds.js";

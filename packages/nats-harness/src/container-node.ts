@@ -3,12 +3,19 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import {
+  type ConfigParts,
+  DEFAULT_LOG_LINES,
+  lastLines,
+  natsGreets,
+  pollUntil,
+  renderConfig,
+  reservePorts,
+  type ServerNode,
+  STOP_GRACE_MS,
+} from "@mesh/local-nats";
 import type { StartedNetwork, StartedTestContainer } from "testcontainers";
-import { type ConfigParts, renderConfig } from "./config.js";
 import { NatsHarnessError } from "./errors.js";
-import { natsGreets, reservePorts } from "./net.js";
-import { DEFAULT_LOG_LINES, lastLines, type ServerNode, STOP_GRACE_MS } from "./node.js";
-import { pollUntil } from "./poll.js";
 
 const CLIENT_PORT = 4222;
 const MONITOR_PORT = 8222;
@@ -82,7 +89,6 @@ export class ContainerNode implements ServerNode {
       }
     } catch (error) {
       throw new NatsHarnessError(
-        "container-failed",
         `could not start the ${this.#options.image} container for ${this.name}: ${String(error)}`,
         {
           logTail: this.logTail(),
@@ -179,7 +185,7 @@ export class ContainerNode implements ServerNode {
 /** Cluster nodes on one Docker network, routing to each other by network alias. */
 export async function createContainerCluster(init: {
   image: string;
-  names: string[];
+  names: readonly string[];
   dir: string;
   name: string;
   timeoutMs: number;

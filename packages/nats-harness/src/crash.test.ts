@@ -3,10 +3,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pollUntil } from "@mesh/local-nats";
 import { build } from "tsup";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { pollUntil } from "./poll.js";
-import { processExists } from "./testing.js";
 
 // The safety net is proved in a separate Node process that dies without disposing: it needs the harness as
 // plain JavaScript, so the sources are bundled into a temp dir first (Node 20 cannot run TypeScript).
@@ -72,7 +71,7 @@ async function runCrasher(mode: "throw" | "sigterm"): Promise<{ pids: number[]; 
 async function expectAllGone(report: { pids: number[]; dirs: string[] }): Promise<void> {
   expect(report.pids).toHaveLength(3);
   // Killed orphans are reaped by init a moment later: poll for that, with a deadline.
-  await pollUntil(() => (report.pids.every((pid) => !processExists(pid)) ? true : undefined), {
+  await pollUntil(() => (report.pids.every((pid) => !existsSync(`/proc/${pid}`)) ? true : undefined), {
     what: `the crasher's servers (${report.pids.join(", ")}) to be gone`,
     timeoutMs: 5_000,
     logTail: () => "",

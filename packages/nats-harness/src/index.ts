@@ -1,14 +1,5 @@
-export type { FindNatsServerOptions, NatsServerSource } from "./binary.js";
-export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
-export { startCluster } from "./cluster.js";
-export type { NatsHarnessErrorCode } from "./errors.js";
-export { NatsHarnessError } from "./errors.js";
-export { assertBuildIsFresh } from "./fresh-build.js";
-export { reservePorts } from "./net.js";
-export { killAllTrackedSync, reapOnSignals, trackedPids } from "./reaper.js";
-export { startServer } from "./server.js";
-export type { TcpProxy } from "./tcp-proxy.js";
-export { startTcpProxy } from "./tcp-proxy.js";
+// The test harness: local-nats's servers and clusters, with what only tests want on top — the Docker fallback,
+// signal reaping on request, a TCP proxy to cut connections, the fresh-build check.
 export type {
   ClusterHandle,
   ClusterNode,
@@ -16,4 +7,13 @@ export type {
   ServerProcess,
   StartClusterOptions,
   StartServerOptions,
-} from "./types.js";
+} from "@mesh/local-nats";
+export { killAllTrackedSync, LocalNatsError, reservePorts, trackedPids } from "@mesh/local-nats";
+export type { FindNatsServerOptions, NatsServerSource } from "./binary.js";
+export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
+export { NatsHarnessError } from "./errors.js";
+export { assertBuildIsFresh } from "./fresh-build.js";
+export { reapOnSignals } from "./reaper.js";
+export { startCluster, startServer } from "./servers.js";
+export type { TcpProxy } from "./tcp-proxy.js";
+export { startTcpProxy } from "./tcp-proxy.js";

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { desiredStreamConfig } from "@mesh/controller-kv";
+import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -15,6 +17,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, "idle.json"), JSON.stringify({ name: "idle" }));
 const grants = (...extra: string[]) =>
   meshState(["grants", "--catalogue", dir, "--machine", "idle", "--assign", "idle", ...extra]);
+
+/** A manifest's one bucket, as controller-kv's raise makes it. */
+const bucketOf = (manifest: unknown) => declaredBuckets(parseCatalogue([manifest]))[0]!;
 
 /** An administrator of the same account, to create the stream the idle user then tries to delete. */
 const ADMIN = `{ user: "admin", password: "admin" }`;
@@ -46,7 +51,7 @@ it.each(forms)("a machine that needs nothing can do nothing, its grant loaded as
   const idle = await connect({ servers: server.url, user: "state-idle", pass: "pw", inboxPrefix: "_INBOX_idle" });
   try {
     const jsm = await jetstreamManager(admin);
-    await jsm.streams.add({ name: "KV_mod_other_notes", subjects: ["$KV.mod_other_notes.>"] });
+    await jsm.streams.add(desiredStreamConfig(bucketOf({ name: "other", state: { notes: {} } }), 1));
     const seen = admin.subscribe(">");
     await admin.flush();
 
@@ -99,7 +104,7 @@ it("the inspector, loaded as printed, lists a bucket with ls and cannot write to
   const admin = await connect({ servers: server.url, user: "admin", pass: "admin" });
   try {
     const jsm = await jetstreamManager(admin);
-    await jsm.streams.add({ name: "KV_mod_agent_notes", subjects: ["$KV.mod_agent_notes.>"], allow_direct: true });
+    await jsm.streams.add(desiredStreamConfig(bucketOf({ name: "agent", state: { notes: {} } }), 1));
     await jsm.jetstream().publish("$KV.mod_agent_notes.all.a", JSON.stringify({ n: 1 }));
     const ls = await meshState([
       "ls",

@@ -1,12 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { defaultNatsServer, type NatsServerSource } from "./binary.js";
+import { defaultNatsServer } from "./binary.js";
 import { LocalNode } from "./local-node.js";
 import { metaLeader, reservePorts } from "./net.js";
 import { DEFAULT_LOG_LINES, type ServerNode } from "./node.js";
 import { pollUntil } from "./poll.js";
 import { inTempDir, removeTempDir, uniqueName } from "./server.js";
-import type { ClusterHandle, ClusterNode, StartClusterOptions } from "./types.js";
+import type { ClusterHandle, ClusterNode, ClusterSpec, StartClusterOptions } from "./types.js";
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -17,11 +17,12 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
   const size = options.size ?? 3;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be a whole number ≥ 1, got ${size}`);
-  const source = await defaultNatsServer();
+  const createNodes = options.createNodes ?? (await localNodes(options.binary));
   const name = options.name ?? uniqueName("cluster");
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const names = Array.from({ length: size }, (_, index) => `n${index + 1}`);
   return inTempDir(name, async (dir) => {
-    const nodes = await createNodes(source, { dir, name, size, timeoutMs, extraConfig: options.config });
+    const nodes = await createNodes({ dir, name, names, timeoutMs, extraConfig: options.config });
     const handle = new Cluster(name, nodes, dir, timeoutMs);
     try {
       // allSettled: every node is spawned or failed before the cleanup below runs.
@@ -37,36 +38,33 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   });
 }
 
-async function createNodes(
-  source: NatsServerSource,
-  init: { dir: string; name: string; size: number; timeoutMs: number; extraConfig: string | undefined },
-): Promise<ServerNode[]> {
-  const names = Array.from({ length: init.size }, (_, index) => `n${index + 1}`);
-  if (source.kind === "container") {
-    const { createContainerCluster } = await import("./container-node.js");
-    return createContainerCluster({ image: source.image, names, ...init });
-  }
-  // Fixed ports (client and route) so a node comes back where its peers and clients look for it.
-  const ports = await reservePorts(init.size * 2);
-  const routePorts = names.map((_, index) => ports[init.size + index]!);
-  return names.map((nodeName, index) => {
-    const nodeDir = join(init.dir, nodeName);
-    mkdirSync(nodeDir);
-    return new LocalNode({
-      binary: source.path,
-      dir: nodeDir,
-      name: nodeName,
-      port: ports[index]!,
-      jetstream: true,
-      cluster: {
-        name: init.name,
-        listen: `127.0.0.1:${routePorts[index]}`,
-        routes: routePorts.filter((_, other) => other !== index).map((port) => `nats-route://127.0.0.1:${port}`),
-      },
-      extraConfig: init.extraConfig,
-      timeoutMs: init.timeoutMs,
+/** Nodes that run `binary` (default: the one `findNatsServer` finds) as child processes of this one. */
+async function localNodes(binary: string | undefined): Promise<(spec: ClusterSpec) => Promise<ServerNode[]>> {
+  const path = binary ?? (await defaultNatsServer());
+  return async (spec) => {
+    const size = spec.names.length;
+    // Fixed ports (client and route) so a node comes back where its peers and clients look for it.
+    const ports = await reservePorts(size * 2);
+    const routePorts = spec.names.map((_, index) => ports[size + index]!);
+    return spec.names.map((nodeName, index) => {
+      const nodeDir = join(spec.dir, nodeName);
+      mkdirSync(nodeDir);
+      return new LocalNode({
+        binary: path,
+        dir: nodeDir,
+        name: nodeName,
+        port: ports[index]!,
+        jetstream: true,
+        cluster: {
+          name: spec.name,
+          listen: `127.0.0.1:${routePorts[index]}`,
+          routes: routePorts.filter((_, other) => other !== index).map((port) => `nats-route://127.0.0.1:${port}`),
+        },
+        extraConfig: spec.extraConfig,
+        timeoutMs: spec.timeoutMs,
+      });
     });
-  });
+  };
 }
 
 class Cluster implements ClusterHandle {
@@ -113,7 +111,7 @@ class Cluster implements ClusterHandle {
       name: node.name,
       storeDir: node.storeDir,
       configPath: node.configPath,
-      // Getters: a container's host is known only once it runs.
+      // Getters: a node made elsewhere (a container) may know its port only once it runs.
       get url() {
         return node.url;
       },

@@ -1,4 +1,4 @@
-/** One nats-server, as a local process or a container; what startServer and startCluster drive. */
+/** One nats-server (a local process here; the test harness adds containers): what startServer and startCluster drive. */
 export interface ServerNode {
   readonly name: string;
   readonly url: string;

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, test } from "vitest";
-import { NatsHarnessError } from "./errors.js";
-import { trackedPids } from "./reaper.js";
+import { LocalNatsError } from "./errors.js";
+import { trackedPids } from "./processes.js";
 import { startServer } from "./server.js";
 import { dirOf, processExists } from "./testing.js";
 
@@ -116,10 +116,10 @@ describe("startServer", () => {
     const before = trackedPids();
     const name = `refused-config-${process.pid}`;
     const error = await startServer({ name, config: "this is { not valid" }).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(NatsHarnessError);
-    expect((error as NatsHarnessError).code).toBe("server-exited");
-    expect((error as NatsHarnessError).message).toMatch(/nats-server\.conf/);
-    expect((error as NatsHarnessError).logTail).toMatch(/Parse error/);
+    expect(error).toBeInstanceOf(LocalNatsError);
+    expect((error as LocalNatsError).code).toBe("server-exited");
+    expect((error as LocalNatsError).message).toMatch(/nats-server\.conf/);
+    expect((error as LocalNatsError).logTail).toMatch(/Parse error/);
     expect(trackedPids()).toEqual(before);
     expect(readdirSync(tmpdir()).filter((entry) => entry.startsWith(`mesh-nats-${name}-`))).toEqual([]);
   });

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultNatsServer, type NatsServerSource } from "./binary.js";
+import { defaultNatsServer } from "./binary.js";
 import { LocalNode } from "./local-node.js";
 import { DEFAULT_LOG_LINES, type ServerNode } from "./node.js";
-import { trackDir, untrackDir } from "./reaper.js";
-import type { NatsServerHandle, StartServerOptions } from "./types.js";
+import { trackDir, untrackDir } from "./processes.js";
+import type { NatsServerHandle, NodeSpec, StartServerOptions } from "./types.js";
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 let serial = 0;
@@ -38,11 +38,17 @@ export function removeTempDir(dir: string): void {
  * caller's config text verbatim) and resolves once it greets clients.
  */
 export async function startServer(options: StartServerOptions = {}): Promise<NatsServerHandle> {
-  const source = await defaultNatsServer();
-  const name = options.name ?? uniqueName("harness");
+  const createNode = options.createNode ?? (await localNodes(options.binary));
+  const name = options.name ?? uniqueName("nats");
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   return inTempDir(name, async (dir) => {
-    const node = await createNode(source, { dir, name, options, timeoutMs });
+    const node = await createNode({
+      dir,
+      name,
+      jetstream: options.jetstream ?? true,
+      extraConfig: options.config,
+      timeoutMs,
+    });
     try {
       await node.start();
     } catch (error) {
@@ -53,30 +59,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Nat
   });
 }
 
-async function createNode(
-  source: NatsServerSource,
-  init: { dir: string; name: string; options: StartServerOptions; timeoutMs: number },
-): Promise<ServerNode> {
-  const jetstream = init.options.jetstream ?? true;
-  if (source.kind === "binary") {
-    return new LocalNode({
-      binary: source.path,
-      dir: init.dir,
-      name: init.name,
-      jetstream,
-      extraConfig: init.options.config,
-      timeoutMs: init.timeoutMs,
-    });
-  }
-  const { ContainerNode } = await import("./container-node.js");
-  return ContainerNode.create({
-    image: source.image,
-    dir: init.dir,
-    name: init.name,
-    jetstream,
-    extraConfig: init.options.config,
-    timeoutMs: init.timeoutMs,
-  });
+/** Nodes that run `binary` (default: the one `findNatsServer` finds) as a child process of this one. */
+async function localNodes(binary: string | undefined): Promise<(spec: NodeSpec) => Promise<ServerNode>> {
+  const path = binary ?? (await defaultNatsServer());
+  return async (spec) => new LocalNode({ binary: path, ...spec });
 }
 
 class ServerHandle implements NatsServerHandle {

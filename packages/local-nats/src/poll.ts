@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { NatsHarnessError } from "./errors.js";
+import { LocalNatsError } from "./errors.js";
 
 export interface PollOptions {
   /** What is awaited, for the error: "nats-server n1 to accept clients". */
@@ -8,7 +8,7 @@ export interface PollOptions {
   /** Short by default: many servers start on few cores and every wasted millisecond adds up. */
   readonly intervalMs?: number;
   /** Called on every round; a returned error ends the wait at once (e.g. the process exited). */
-  readonly abort?: () => NatsHarnessError | undefined;
+  readonly abort?: () => LocalNatsError | undefined;
   readonly logTail: () => string;
 }
 
@@ -26,7 +26,7 @@ export async function pollUntil<T>(
     const aborted2 = options.abort?.();
     if (aborted2) throw aborted2;
     if (Date.now() >= deadline) {
-      throw new NatsHarnessError(
+      throw new LocalNatsError(
         "start-timeout",
         `timed out after ${options.timeoutMs} ms waiting for ${options.what}; the log below says why, or raise timeoutMs on a slow machine`,
         { logTail: options.logTail() },

@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ConfigParts, renderConfig } from "./config.js";
-import { NatsHarnessError } from "./errors.js";
+import { LocalNatsError } from "./errors.js";
 import { natsGreets, portOf, readPortsFile } from "./net.js";
 import { DEFAULT_LOG_LINES, lastLines, type ServerNode, STOP_GRACE_MS } from "./node.js";
 import { pollUntil } from "./poll.js";
-import { track } from "./reaper.js";
+import { track } from "./processes.js";
 
 export interface LocalNodeOptions {
   readonly binary: string;
@@ -73,7 +73,7 @@ export class LocalNode implements ServerNode {
       stdio: ["ignore", "ignore", "pipe"],
       env: safeEnv(),
       // Its own process group: a terminal's Ctrl-C reaches the caller (e.g. `mesh-state dev`), which stops
-      // its bundle first and the server last; the reaper still kills the server on the caller's exit.
+      // its bundle first and the server last; the exit hook still kills the server when the caller exits.
       detached: true,
     });
     this.#child = child;
@@ -147,10 +147,10 @@ export class LocalNode implements ServerNode {
     writeFileSync(this.configPath, config);
   }
 
-  #exitedEarly(child: ChildProcess): NatsHarnessError | undefined {
+  #exitedEarly(child: ChildProcess): LocalNatsError | undefined {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) return undefined;
     const how = child.pid === undefined ? "could not be spawned" : `exited (${child.exitCode ?? child.signalCode})`;
-    return new NatsHarnessError(
+    return new LocalNatsError(
       "server-exited",
       `nats-server ${this.name} ${how} before it accepted clients; its config is ${this.configPath}`,
       { logTail: this.logTail() },

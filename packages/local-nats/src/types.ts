@@ -1,13 +1,41 @@
+import type { ServerNode } from "./node.js";
+
+/** What one node is to be: where it lives, its name, its config. */
+export interface NodeSpec {
+  /** The node's own directory: config, log, ports file and store live here. */
+  readonly dir: string;
+  readonly name: string;
+  readonly jetstream: boolean;
+  /** The caller's config text, appended verbatim. */
+  readonly extraConfig: string | undefined;
+  readonly timeoutMs: number;
+}
+
+/** What a cluster is to be: its directory (a subdirectory per node is the factory's to make) and its nodes' names. */
+export interface ClusterSpec {
+  readonly dir: string;
+  /** The cluster's name. */
+  readonly name: string;
+  /** server_name of each node: n1, n2, … */
+  readonly names: readonly string[];
+  readonly extraConfig: string | undefined;
+  readonly timeoutMs: number;
+}
+
 /** Options of `startServer`. */
 export interface StartServerOptions {
   /** Extra nats-server config text, appended verbatim: `accounts { ... }`, users, limits. */
   readonly config?: string;
   /** JetStream with a file store in the temp dir. Default true. */
   readonly jetstream?: boolean;
-  /** server_name, and part of the temp dir's name. Default a unique "harness-…". */
+  /** server_name, and part of the temp dir's name. Default a unique "nats-…". */
   readonly name?: string;
   /** Deadline for the server to accept clients, per start. Default 15 000 ms. */
   readonly timeoutMs?: number;
+  /** The nats-server binary. Default: what `findNatsServer()` finds. */
+  readonly binary?: string;
+  /** Makes the node instead of a local process of `binary` (the test harness's containers). */
+  readonly createNode?: (spec: NodeSpec) => Promise<ServerNode>;
 }
 
 /** What a running nats-server process offers its test, alone or as a cluster node. */
@@ -15,11 +43,11 @@ export interface ServerProcess {
   /** `nats://127.0.0.1:PORT`; the same after `restart()`. */
   readonly url: string;
   readonly port: number;
-  /** The JetStream store_dir (a path inside the container on the Docker path). */
+  /** The JetStream store_dir (for a node made by `createNode`, wherever that node keeps it). */
   readonly storeDir: string;
   /** The generated config file. */
   readonly configPath: string;
-  /** The current process id; changes on restart; undefined while stopped and on the Docker path. */
+  /** The current process id; changes on restart; undefined while stopped and for a node that is no local process. */
   readonly pid: number | undefined;
   /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
   stop(): Promise<void>;
@@ -46,10 +74,14 @@ export interface StartClusterOptions {
   readonly size?: number;
   /** Extra config text given to every node, verbatim. Accounts need `jetstream: enabled`. */
   readonly config?: string;
-  /** The cluster's name. Default a unique "harness-…". */
+  /** The cluster's name. Default a unique "cluster-…". */
   readonly name?: string;
   /** Deadline for the cluster to elect a JetStream meta leader. Default 30 000 ms. */
   readonly timeoutMs?: number;
+  /** The nats-server binary. Default: what `findNatsServer()` finds. */
+  readonly binary?: string;
+  /** Makes the nodes instead of local processes of `binary` (the test harness's containers). */
+  readonly createNodes?: (spec: ClusterSpec) => Promise<ServerNode[]>;
 }
 
 /** One node of a cluster; `restart()` resolves once it accepts clients and sees the meta leader again. */

@@ -1,0 +1,24 @@
+export type { FindNatsServerOptions } from "./binary.js";
+export { defaultNatsServer, findNatsServer, INSTALL_HINT, pinnedVersions, serverVersion, versionIn } from "./binary.js";
+export { startCluster } from "./cluster.js";
+export type { ConfigParts } from "./config.js";
+export { renderConfig } from "./config.js";
+export type { LocalNatsErrorCode } from "./errors.js";
+export { LocalNatsError } from "./errors.js";
+export { natsGreets, reservePorts } from "./net.js";
+export type { ServerNode } from "./node.js";
+export { DEFAULT_LOG_LINES, lastLines, STOP_GRACE_MS } from "./node.js";
+export type { PollOptions } from "./poll.js";
+export { pollUntil } from "./poll.js";
+export { cleanUpAllSync, killAllTrackedSync, trackedPids } from "./processes.js";
+export { startServer } from "./server.js";
+export type {
+  ClusterHandle,
+  ClusterNode,
+  ClusterSpec,
+  NatsServerHandle,
+  NodeSpec,
+  ServerProcess,
+  StartClusterOptions,
+  StartServerOptions,
+} from "./types.js";

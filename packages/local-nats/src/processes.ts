@@ -1,0 +1,63 @@
+import type { ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
+
+// Every nats-server process this package starts, and every temp dir it makes: killed and removed when this
+// process exits, however it exits, so nothing is left running. Signals are left alone: what a signal means is
+// the program's to decide (`mesh-state dev` stops its bundle first; the test harness's `reapOnSignals` reaps).
+const tracked = new Set<ChildProcess>();
+const trackedDirs = new Set<string>();
+let exitHookInstalled = false;
+
+/** Kills every live process this package started, synchronously (usable from an 'exit' handler). */
+export function killAllTrackedSync(): void {
+  for (const child of tracked) {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(child.pid, "SIGKILL");
+      } catch {
+        // Already gone: nothing to do.
+      }
+    }
+  }
+}
+
+/** Pids of the processes this package started that have not exited yet. */
+export function trackedPids(): number[] {
+  return [...tracked].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
+}
+
+/** Kills every tracked process, then removes every tracked temp dir: what runs on 'exit'. */
+export function cleanUpAllSync(): void {
+  killAllTrackedSync();
+  for (const dir of trackedDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    } catch {
+      // Best effort while the process ends; nothing can be reported any more.
+    }
+  }
+  trackedDirs.clear();
+}
+
+/** A temp dir to remove on exit unless `untrackDir` is called first. */
+export function trackDir(dir: string): void {
+  installExitHook();
+  trackedDirs.add(dir);
+}
+
+export function untrackDir(dir: string): void {
+  trackedDirs.delete(dir);
+}
+
+export function track(child: ChildProcess): void {
+  installExitHook();
+  tracked.add(child);
+  child.once("exit", () => tracked.delete(child));
+}
+
+// The exit hook only kills and removes what this package itself started, so it is always there.
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", cleanUpAllSync);
+}
