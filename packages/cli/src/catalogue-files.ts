@@ -72,3 +72,11 @@ export async function loadCatalogue(dir: string, cwd: string): Promise<Catalogue
   }
   return catalogue;
 }
+
+/** The modules of an `--assign` option: comma-separated, blanks ignored (`"a, b,"` is `["a", "b"]`). */
+export function assignedModules(option: string): string[] {
+  return option
+    .split(",")
+    .map((module) => module.trim())
+    .filter((module) => module !== "");
+}

@@ -2,7 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { composeMachineGrant, issueUserCredentials } from "@mesh/grant-composer";
-import { loadCatalogue } from "../catalogue-files.js";
+import { assignedModules, loadCatalogue } from "../catalogue-files.js";
 import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state creds --catalogue DIR --machine NAME --assign MOD[,MOD...] --account AKEY
@@ -49,10 +49,7 @@ export const command: Command = {
       if (values[required] === undefined) throw new UsageError(`--${required} is required`);
     }
     const catalogue = await loadCatalogue(values.catalogue!, io.cwd);
-    const assignments = values
-      .assign!.split(",")
-      .map((module) => module.trim())
-      .filter((module) => module !== "");
+    const assignments = assignedModules(values.assign!);
     const grant = composeMachineGrant({ machine: values.machine!, assignments, catalogue });
     const read = (file: string) => readFile(resolve(io.cwd, file), "utf8");
     const issued = await issueUserCredentials({

@@ -5,7 +5,7 @@ import {
   renderGrantJson,
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
-import { loadCatalogue } from "../catalogue-files.js";
+import { assignedModules, loadCatalogue } from "../catalogue-files.js";
 import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state grants --catalogue DIR --machine NAME --assign MOD[,MOD...] [--format json|conf]
@@ -62,10 +62,7 @@ export const command: Command = {
     if (values.format !== "json" && values.format !== "conf")
       throw new UsageError(`--format is json or conf, not ${values.format}`);
     const catalogue = await loadCatalogue(values.catalogue, io.cwd);
-    const assignments = (values.assign ?? "")
-      .split(",")
-      .map((module) => module.trim())
-      .filter((module) => module !== "");
+    const assignments = assignedModules(values.assign ?? "");
     const grant = values.inspector
       ? composeInspectorGrant({ catalogue, ...(values.user ? { user: values.user } : {}) })
       : composeMachineGrant({ machine: values.machine!, assignments, catalogue });
