@@ -28,12 +28,8 @@ export interface CheckedRaiseOptions {
  * whose bucket is gone is what the report's dangling reads are for.
  */
 export function checkRaiseOptions(options: RaiseOptions): CheckedRaiseOptions {
-  if (typeof options !== "object" || options === null)
-    throw new ControllerKvError("bad-options", "raise takes an options object");
+  checkConnectionOption(options, "raise");
   const { connection, catalogue, replicas } = options;
-  if (typeof connection?.request !== "function") {
-    throw new ControllerKvError("bad-options", "connection must be a NATS connection into the state account");
-  }
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
     throw new ControllerKvError(
       "bad-options",
@@ -90,6 +86,15 @@ function checkCatalogueOption(catalogue: unknown): void {
   }
 }
 
+/** An options object with a connection: the first thing both edges check. */
+function checkConnectionOption(options: { connection?: unknown } | null, verb: string): void {
+  if (typeof options !== "object" || options === null)
+    throw new ControllerKvError("bad-options", `${verb} takes an options object`);
+  if (typeof (options.connection as { request?: unknown } | undefined)?.request !== "function") {
+    throw new ControllerKvError("bad-options", "connection must be a NATS connection into the state account");
+  }
+}
+
 function checkTimeout(value: number | undefined): number {
   const timeoutMs = value ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
@@ -107,12 +112,8 @@ export type CheckedCompactOptions = Pick<CheckedRaiseOptions, "connection" | "ca
 
 /** The edge of `compact`: the same checks of the connection and the catalogue as a raise, and a cut that is a duration. */
 export function checkCompactOptions(options: CompactOptions): CheckedCompactOptions {
-  if (typeof options !== "object" || options === null)
-    throw new ControllerKvError("bad-options", "compact takes an options object");
+  checkConnectionOption(options, "compact");
   const { connection, catalogue, olderThanMs } = options;
-  if (typeof connection?.request !== "function") {
-    throw new ControllerKvError("bad-options", "connection must be a NATS connection into the state account");
-  }
   checkCatalogueOption(catalogue);
   if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) {
     throw new ControllerKvError(
