@@ -36,6 +36,7 @@ export async function compact(options: CompactOptions): Promise<CompactReport> {
     failed: [],
   };
   const context = { ...options, connection, timeoutMs, plan, cutoffMs, logger };
+  const causes: unknown[] = [];
   for (const bucket of declaredBuckets(catalogue)) {
     const ref = { bucket: bucket.bucket, module: bucket.module, name: bucket.name };
     try {
@@ -45,18 +46,21 @@ export async function compact(options: CompactOptions): Promise<CompactReport> {
     } catch (error) {
       const failed = describeFailure(ref, error);
       report.failed.push(failed);
+      causes.push(error);
       logger.warn(failed, `bucket ${bucket.bucket} not compacted: ${failed.message}`);
     }
   }
   if (report.failed.length > 0) {
-    const denied = report.failed.some((failed) => failed.failure === "denied");
+    const deniedAt = report.failed.findIndex((failed) => failed.failure === "denied");
+    const denied = deniedAt >= 0;
     const names = report.failed.map((failed) => `${failed.bucket} (${failed.message})`).join("; ");
     throw new ControllerKvError(
       denied ? "denied" : "incomplete",
       denied
         ? `the server refused part of the compaction; connect as the controller's state user composed with this catalogue (composeControllerGrant({ catalogue })): ${names}`
         : `compaction did not finish ${report.failed.length} bucket(s); what was purged stays purged, run it again: ${names}`,
-      { compaction: report },
+      // The cause is the first refusal (or failure): the server's own error, for a caller that looks.
+      { compaction: report, cause: causes[denied ? deniedAt : 0] },
     );
   }
   return report;
