@@ -22,7 +22,7 @@ export interface MarkerEntry {
 }
 
 export interface MarkerScan {
-  /** Keys (subjects) the stream held when the scan began. */
+  /** Keys (subjects) read: those the stream held when the scan began, less any that expired meanwhile. */
   keys: number;
   markers: MarkerEntry[];
 }
@@ -77,21 +77,27 @@ export async function scanMarkers(
 }
 
 async function readAll(connection: NatsConnection, created: ConsumerInfo, timeoutMs: number): Promise<MarkerScan> {
-  // Only the keys there at creation: a write meanwhile comes after them, and is newer than any cut.
-  const keys = created.num_pending;
+  // The keys there at creation: a write meanwhile comes after them, and is newer than any cut. The scan also
+  // ends at a message after which the server counts nothing pending: keys that expired meanwhile (a ttl) are
+  // not waited for.
+  const promised = created.num_pending;
   const consumer = jetstream(connection, { timeout: timeoutMs }).consumers.getConsumerFromInfo(created);
   const markers: MarkerEntry[] = [];
   let taken = 0;
-  while (taken < keys) {
-    const wanted = Math.min(SCAN_BATCH, keys - taken);
+  let drained = promised === 0;
+  while (!drained && taken < promised) {
     let got = 0;
     let failure: unknown;
     try {
-      const batch = await consumer.fetch({ max_messages: wanted, expires: Math.max(timeoutMs, 1_000) });
-      for await (const message of batch) {
+      const max = Math.min(SCAN_BATCH, promised - taken);
+      for await (const message of await consumer.fetch({ max_messages: max, expires: Math.max(timeoutMs, 1_000) })) {
         got += 1;
         if (isDeletionMarker(message.headers)) {
           markers.push({ subject: message.subject, sequence: message.seq, storedAtMs: message.time.getTime() });
+        }
+        if (message.info.pending === 0) {
+          drained = true;
+          break;
         }
       }
     } catch (error) {
@@ -100,13 +106,13 @@ async function readAll(connection: NatsConnection, created: ConsumerInfo, timeou
     if (got === 0) {
       const why = failure instanceof Error ? failure.message : `nothing within ${timeoutMs} ms`;
       throw new IncompleteScan(
-        `the scan of ${created.stream_name} got ${taken} of ${keys} keys, then ${why}`,
+        `the scan of ${created.stream_name} got ${taken} of ${promised} keys, then ${why}`,
         failure === undefined ? undefined : { cause: failure },
       );
     }
     taken += got;
   }
-  return { keys, markers };
+  return { keys: taken, markers };
 }
 
 /**
