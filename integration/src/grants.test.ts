@@ -48,5 +48,13 @@ describe("composed grants against a real nats-server", () => {
     ])
       expect(covered("inspector", operation), `inspector ${operation}`).toBe(true);
     expect(result.rows.filter((row) => row.role.includes(" minus ")).length).toBeGreaterThanOrEqual(20);
+    // Compaction (decision 0009): allowed on the catalogue, refused outside it, each of its subjects necessary.
+    for (const operation of [
+      "compact (old markers go, values stay)",
+      "compact a bucket outside the catalogue",
+      "purge a bucket outside the catalogue",
+    ])
+      expect(covered("controller", operation), `controller ${operation}`).toBe(true);
+    expect(result.rows.filter((row) => row.role.startsWith("controller minus ")).length).toBe(4);
   });
 });

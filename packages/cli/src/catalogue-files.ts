@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { type Catalogue, type CatalogueIssue, checkCatalogue } from "@mesh/manifest-schema";
+import { join, relative, resolve } from "node:path";
+import { type Catalogue, type CatalogueIssue, checkCatalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
+import { UsageError } from "./types.js";
 
 /** Manifest files as read from disk, before any check. */
 export interface ManifestFile {
@@ -79,4 +80,27 @@ export function assignedModules(option: string): string[] {
     .split(",")
     .map((module) => module.trim())
     .filter((module) => module !== "");
+}
+
+/**
+ * Every manifest of the folder, each checked alone: cross-manifest problems (a dangling read) are the report's
+ * to show, as `raise` and `compact` do; a manifest that is not valid stops the command (`nothingDone` says so).
+ */
+export async function loadEachManifest(dir: string, cwd: string, nothingDone: string): Promise<Catalogue> {
+  const files = await readManifestFiles([dir], cwd);
+  if (files.length === 0) throw new UsageError(`no manifest (*.json) in ${dir}`);
+  const problems: string[] = [];
+  const catalogue = files.flatMap((file) => {
+    const where = relative(cwd, file.path) || file.path;
+    if (file.parseError !== undefined) {
+      problems.push(`${where}: not JSON: ${file.parseError}`);
+      return [];
+    }
+    const result = checkManifest(file.json);
+    if (result.ok) return [result.value];
+    for (const issue of result.issues) problems.push(`${where} ${formatIssue(issue)}`);
+    return [];
+  });
+  if (problems.length > 0) throw new Error(`the catalogue has problems, ${nothingDone}:\n  ${problems.join("\n  ")}`);
+  return catalogue;
 }

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { controllerInboxPrefix } from "@mesh/grant-composer";
 import type { Authenticator, ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { credsAuthenticator, nkeyAuthenticator } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
@@ -117,6 +118,20 @@ export async function connectToServer(
     throw new ServerUnreachableError(servers, error);
   }
 }
+/**
+ * A connection as the controller's state user (raise, compact): the inbox prefix defaults to the controller
+ * grant's, `_INBOX_ctl_<user>`, since that grant allows no other.
+ */
+export async function connectAsController(
+  values: ServerOptions,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): Promise<NatsConnection> {
+  const server = await resolveServerOptions(values, env);
+  const inboxPrefix = server.inboxPrefix ?? controllerInboxPrefix(server.user ?? "controller");
+  return connectToServer({ ...server, inboxPrefix }, name, {}, env);
+}
+
 /**
  * No server of the list took the connection. The message names every server and what was tried: the client
  * tries each server of the list once on a first connect, and gives up.

@@ -7,6 +7,7 @@ import type { Command } from "./types.js";
 export const COMMANDS: Record<string, () => Promise<Command>> = {
   check: async () => (await import("./commands/check.js")).command,
   raise: async () => (await import("./commands/raise.js")).command,
+  compact: async () => (await import("./commands/compact.js")).command,
   grants: async () => (await import("./commands/grants.js")).command,
   creds: async () => (await import("./commands/creds.js")).command,
   "verify-grants": async () => (await import("./commands/verify-grants.js")).command,

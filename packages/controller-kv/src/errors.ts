@@ -1,3 +1,4 @@
+import type { CompactReport } from "./compact-types.js";
 import type { RaiseReport } from "./types.js";
 
 export type ControllerKvErrorCode =
@@ -5,9 +6,12 @@ export type ControllerKvErrorCode =
   | "bad-options"
   /** The server refused or did not answer a request that the whole raise depends on (listing the buckets). */
   | "unavailable"
-  /** The controller's state user may not do what the raise needs. */
+  /** The controller's state user may not do what the raise (or the compaction) needs. */
   | "denied"
-  /** Some creates or updates failed; `report` holds what was done and `report.failed` what was not. */
+  /**
+   * Some creates or updates failed; `report` holds what was done and `report.failed` what was not. Of a
+   * compaction: some buckets were not finished; `compaction.failed` names them.
+   */
   | "incomplete"
   /** The buckets to create do not fit the account's file store: nothing was created; `report.storeShortfall` says by how much. */
   | "no-storage"
@@ -21,10 +25,17 @@ export class ControllerKvError extends Error {
   readonly code: ControllerKvErrorCode;
   /** With `incomplete`: the report of the raise so far. */
   readonly report?: RaiseReport;
-  constructor(code: ControllerKvErrorCode, message: string, options: { cause?: unknown; report?: RaiseReport } = {}) {
+  /** With `incomplete` or `denied` from `compact`: what was compacted, and `failed` what was not. */
+  readonly compaction?: CompactReport;
+  constructor(
+    code: ControllerKvErrorCode,
+    message: string,
+    options: { cause?: unknown; report?: RaiseReport; compaction?: CompactReport } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ControllerKvError";
     this.code = code;
     if (options.report) this.report = options.report;
+    if (options.compaction) this.compaction = options.compaction;
   }
 }

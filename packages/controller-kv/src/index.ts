@@ -5,6 +5,14 @@ export {
   desiredStreamConfig,
   serverFeatures,
 } from "./bucket-config.js";
+export { compact } from "./compact.js";
+export type {
+  BucketCompaction,
+  CompactOptions,
+  CompactReport,
+  FailedCompaction,
+  StreamSize,
+} from "./compact-types.js";
 export {
   CONSUMER_HEADROOM,
   CONSUMERS_PER_MACHINE,

@@ -63,33 +63,8 @@ export interface JetStreamApi {
 }
 
 export function jetStreamApi(connection: NatsConnection, timeoutMs: number, prefix = "$JS.API"): JetStreamApi {
-  async function call(subject: string, body: unknown, timeout = timeoutMs): Promise<Record<string, unknown>> {
-    let reply: Record<string, unknown>;
-    try {
-      const msg = await connection.request(subject, JSON.stringify(body), { timeout });
-      reply = msg.json<Record<string, unknown>>();
-    } catch (error) {
-      throw describeRequestFailure(subject, error, timeout);
-    }
-    if (typeof reply !== "object" || reply === null) {
-      throw new ApiRequestError("server", `${subject}: the server's answer is not a JSON object`);
-    }
-    const failure = reply.error as { err_code?: unknown; code?: unknown; description?: unknown } | undefined;
-    if (failure) {
-      const serverCode = typeof failure.err_code === "number" ? failure.err_code : undefined;
-      const status = typeof failure.code === "number" ? failure.code : undefined;
-      const description = typeof failure.description === "string" ? failure.description : JSON.stringify(failure);
-      throw new ApiRequestError(
-        "server",
-        `${subject}: ${description}${serverCode ? ` (err_code ${serverCode})` : ""}`,
-        {
-          ...(serverCode === undefined ? {} : { serverCode }),
-          ...(status === undefined ? {} : { status }),
-        },
-      );
-    }
-    return reply;
-  }
+  const call = (subject: string, body: unknown, timeout = timeoutMs) =>
+    jetStreamRequest(connection, subject, body, timeout);
 
   return {
     async listStreams() {
@@ -133,6 +108,36 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
   };
 }
 
+/** One JetStream API request; an error reply, a refusal or no answer becomes an `ApiRequestError`. */
+export async function jetStreamRequest(
+  connection: NatsConnection,
+  subject: string,
+  body: unknown,
+  timeout: number,
+): Promise<Record<string, unknown>> {
+  let reply: Record<string, unknown>;
+  try {
+    const msg = await connection.request(subject, JSON.stringify(body), { timeout });
+    reply = msg.json<Record<string, unknown>>();
+  } catch (error) {
+    throw describeRequestFailure(subject, error, timeout);
+  }
+  if (typeof reply !== "object" || reply === null) {
+    throw new ApiRequestError("server", `${subject}: the server's answer is not a JSON object`);
+  }
+  const failure = reply.error as { err_code?: unknown; code?: unknown; description?: unknown } | undefined;
+  if (failure) {
+    const serverCode = typeof failure.err_code === "number" ? failure.err_code : undefined;
+    const status = typeof failure.code === "number" ? failure.code : undefined;
+    const description = typeof failure.description === "string" ? failure.description : JSON.stringify(failure);
+    throw new ApiRequestError("server", `${subject}: ${description}${serverCode ? ` (err_code ${serverCode})` : ""}`, {
+      ...(serverCode === undefined ? {} : { serverCode }),
+      ...(status === undefined ? {} : { status }),
+    });
+  }
+  return reply;
+}
+
 function describeRequestFailure(subject: string, error: unknown, timeoutMs: number): ApiRequestError {
   const causes: unknown[] = [error, (error as { cause?: unknown } | undefined)?.cause];
   if (causes.some((cause) => cause instanceof PermissionViolationError)) {
@@ -162,7 +167,7 @@ function describeRequestFailure(subject: string, error: unknown, timeoutMs: numb
 }
 
 /** Checks the fields of a stream info the raise relies on; the rest is passed through as the server sent it. */
-function checkStreamInfo(value: unknown, subject: string): StreamInfo {
+export function checkStreamInfo(value: unknown, subject: string): StreamInfo {
   const info = value as { config?: Record<string, unknown>; state?: Record<string, unknown> } | null;
   const config = info?.config;
   const state = info?.state;

@@ -2,7 +2,7 @@ import { bucketName, type Catalogue, parseCatalogue } from "@mesh/manifest-schem
 import { describe, expect, it } from "vitest";
 import { GrantError } from "./errors.js";
 import { composeControllerGrant, composeInspectorGrant, composeMachineGrant } from "./grant.js";
-import { bucketGrantSubjects } from "./subjects.js";
+import { bucketCompactionSubjects, bucketGrantSubjects } from "./subjects.js";
 
 const catalogue = parseCatalogue([
   {
@@ -139,6 +139,25 @@ describe("composeControllerGrant", () => {
     expect(grant.permissions.subscribe.allow).toEqual(["_INBOX_ctl_controller.>"]);
     for (const subject of grant.permissions.publish.allow) expect(subject).not.toMatch(/DELETE|PURGE|\$KV|>$/);
     expect(grant.permissions.publish.allow).toEqual([...grant.permissions.publish.allow].sort());
+  });
+
+  it("with a catalogue, may compact exactly the buckets it declares, each by its own stream's subjects", () => {
+    const plain = composeControllerGrant().permissions.publish.allow;
+    const grant = composeControllerGrant({ catalogue });
+    const compaction = [
+      ...bucketCompactionSubjects("mod_licence-manager_bindings"),
+      ...bucketCompactionSubjects("mod_operators-agent_applied"),
+      ...bucketCompactionSubjects("mod_operators-agent_mcp-servers"),
+    ];
+    expect(grant.permissions.publish.allow).toEqual([...plain, ...compaction].sort());
+    expect(bucketCompactionSubjects("mod_licence-manager_bindings")).toEqual([
+      "$JS.API.CONSUMER.CREATE.KV_mod_licence-manager_bindings",
+      "$JS.API.CONSUMER.DELETE.KV_mod_licence-manager_bindings.>",
+      "$JS.API.CONSUMER.MSG.NEXT.KV_mod_licence-manager_bindings.>",
+      "$JS.API.STREAM.PURGE.KV_mod_licence-manager_bindings",
+    ]);
+    // Never a wildcard in the stream's place, never a stream delete, never a bucket's own subjects.
+    for (const subject of compaction) expect(subject).not.toMatch(/\.\*|STREAM\.DELETE|^\$KV\./);
   });
 });
 

@@ -7,6 +7,7 @@ import {
 } from "@mesh/manifest-schema";
 import { GrantError } from "./errors.js";
 import {
+  bucketCompactionSubjects,
   bucketGrantSubjects,
   controllerInboxPrefix,
   inspectorInboxPrefix,
@@ -86,29 +87,35 @@ export function composeMachineGrant(input: ComposeMachineGrantInput): Grant {
 
 /**
  * The controller's state user: the JetStream API it needs to assert buckets — create, update, info,
- * list/names of streams, and the account info `kvm.create()` checks — and nothing that deletes or purges.
+ * list/names of streams, and the account info `kvm.create()` checks — and nothing that deletes a stream.
  * Stream subjects cannot be narrowed to `KV_mod_*` (a NATS wildcard is a whole token); the state account
  * holds nothing but those streams, which is what makes `*` safe here.
+ *
+ * With a `catalogue`, it may also compact each bucket the catalogue declares (`bucketCompactionSubjects`:
+ * that bucket's purge and scan consumer, exact per bucket, never across buckets). A purge adds no power the
+ * controller lacked: STREAM.UPDATE can already cut a bucket's history and max age (decision 0009). Recompose it
+ * when the catalogue changes: a bucket declared later cannot be compacted with the old grant.
+ *
+ * @example composeControllerGrant({ catalogue }).permissions.publish.allow // [..., "$JS.API.STREAM.PURGE.KV_mod_agent_notes", ...]
  */
-export function composeControllerGrant(options: { user?: string } = {}): Grant {
+export function composeControllerGrant(options: { user?: string; catalogue?: Catalogue } = {}): Grant {
   const user = options.user ?? "controller";
   const inboxPrefix = controllerInboxPrefix(user);
+  const publish = new Set([
+    "$JS.API.INFO",
+    "$JS.API.STREAM.CREATE.*",
+    "$JS.API.STREAM.INFO.*",
+    "$JS.API.STREAM.LIST",
+    "$JS.API.STREAM.NAMES",
+    "$JS.API.STREAM.UPDATE.*",
+  ]);
+  for (const bucket of declaredBuckets(options.catalogue ?? [])) {
+    for (const subject of bucketCompactionSubjects(bucket.bucket)) publish.add(subject);
+  }
   return {
     user,
     inboxPrefix,
-    permissions: {
-      publish: {
-        allow: [
-          "$JS.API.INFO",
-          "$JS.API.STREAM.CREATE.*",
-          "$JS.API.STREAM.INFO.*",
-          "$JS.API.STREAM.LIST",
-          "$JS.API.STREAM.NAMES",
-          "$JS.API.STREAM.UPDATE.*",
-        ],
-      },
-      subscribe: { allow: [`${inboxPrefix}.>`] },
-    },
+    permissions: { publish: { allow: [...publish].sort() }, subscribe: { allow: [`${inboxPrefix}.>`] } },
   };
 }
 

@@ -21,6 +21,7 @@ export {
 } from "./render.js";
 export type { Role } from "./subjects.js";
 export {
+  bucketCompactionSubjects,
   bucketGrantSubjects,
   controllerInboxPrefix,
   inspectorInboxPrefix,

@@ -26,6 +26,21 @@ export function bucketGrantSubjects(bucket: string, role: Role): string[] {
   return role === "owner" ? [...read, `$KV.${bucket}.>`].sort() : read;
 }
 
+/**
+ * What the controller needs to compact bucket `bucket` (controller-kv's `compact`, decision 0009): a scan
+ * consumer created through the exact create subject, pulled from and deleted — as a reader's — and a purge of
+ * the bucket's stream, which compaction sends per key below a marker. Each names this bucket's stream only.
+ */
+export function bucketCompactionSubjects(bucket: string): string[] {
+  const stream = streamName(bucket);
+  return [
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.DELETE.${stream}.>`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
+    `$JS.API.STREAM.PURGE.${stream}`,
+  ];
+}
+
 /** The state user of machine `machine`. */
 export function machineUser(machine: string): string {
   return `state-${machine}`;

@@ -1,3 +1,4 @@
+import { bucketCompactionSubjects } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
 import { describe, expect, it } from "vitest";
 import { GrantProofError } from "./errors.js";
@@ -29,6 +30,24 @@ describe("the proof's fixture", () => {
         expect(granted.publish.allow).not.toContain(variant.removed);
       }
     }
+  });
+
+  it("has one compaction variant per compaction subject of the big bucket, each missing exactly it", () => {
+    const catalogue = proofCatalogue();
+    const users = proofUsers(catalogue, []);
+    const full = users.controller.grant.permissions.publish.allow;
+    expect(users.compactionVariants.map((variant) => variant.removed)).toEqual(bucketCompactionSubjects(FIXTURE.big));
+    for (const variant of users.compactionVariants) {
+      expect(variant.user.grant.permissions.publish.allow).toEqual(
+        full.filter((subject) => subject !== variant.removed),
+      );
+    }
+  });
+
+  it("refuses a catalogue that uses the outside module's name, which the controller's grant must not cover", () => {
+    expect(() => proofCatalogue(parseCatalogue([{ name: FIXTURE.outsideModule, state: { kept: {} } }]))).toThrow(
+      GrantProofError,
+    );
   });
 
   it("renders one accounts block with the state account and the other account", () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  bucketCompactionSubjects,
   composeControllerGrant,
   composeMachineGrant,
   type Grant,
@@ -26,6 +27,9 @@ export const FIXTURE = {
   small: bucketName("grant-proof-owner", "small"),
   big: bucketName("grant-proof-owner", "big"),
   other: bucketName("grant-proof-stranger", "own"),
+  /** A module outside the catalogue: its bucket exists, and the controller's grant does not cover it. */
+  outsideModule: "grant-proof-outside",
+  outside: bucketName("grant-proof-outside", "kept"),
   /** The account a machine must not reach from the state account. */
   meshAccount: "MESH",
   meshUser: "mesh-listener",
@@ -40,11 +44,12 @@ const FIXTURE_MANIFESTS = [
 
 /** The fixture modules added to `catalogue`; a catalogue that already has one of their names is refused. */
 export function proofCatalogue(catalogue: Catalogue = []): Catalogue {
-  const taken = FIXTURE_MANIFESTS.filter((fixture) => catalogue.some((manifest) => manifest.name === fixture.name));
+  const reserved = [...FIXTURE_MANIFESTS.map((fixture) => fixture.name), FIXTURE.outsideModule];
+  const taken = reserved.filter((name) => catalogue.some((manifest) => manifest.name === name));
   if (taken.length > 0) {
     throw new GrantProofError(
       "catalogue-conflict",
-      `the catalogue has modules named ${taken.map((m) => m.name).join(", ")}, which the proof uses for its own fixture: rename them`,
+      `the catalogue has modules named ${taken.join(", ")}, which the proof uses for its own fixture: rename them`,
     );
   }
   return parseCatalogue([...catalogue, ...FIXTURE_MANIFESTS]);
@@ -66,8 +71,16 @@ export interface MinimalityVariant {
   user: ProofUser;
 }
 
+/** The controller's grant with one compaction subject of the big bucket taken out. */
+export interface CompactionVariant {
+  removed: string;
+  user: ProofUser;
+}
+
 export interface ProofUsers {
+  /** The controller's state user, composed with the catalogue: it may compact the catalogue's buckets. */
   controller: ProofUser;
+  compactionVariants: CompactionVariant[];
   idle: ProofUser;
   machines: Record<FixtureRole, ProofUser>;
   /** One machine per module of the caller's catalogue, to show each composed grant loads. */
@@ -105,8 +118,14 @@ export function proofUsers(catalogue: Catalogue, callerModules: readonly string[
       variants.push({ role, removed: subject, kind, user: variant });
     });
   }
+  const compactionVariants = bucketCompactionSubjects(FIXTURE.big).map((removed, index) => {
+    const grant = composeControllerGrant({ user: `controller-minus-${index}`, catalogue });
+    grant.permissions.publish.allow = grant.permissions.publish.allow.filter((allowed) => allowed !== removed);
+    return { removed, user: { grant, password: password() } };
+  });
   return {
-    controller: { grant: composeControllerGrant(), password: password() },
+    controller: { grant: composeControllerGrant({ catalogue }), password: password() },
+    compactionVariants,
     idle: machine(FIXTURE.idleMachine, []),
     machines,
     catalogue: callerModules.map((module, index) => machine(`catalogue-${index}`, [module])),
@@ -123,6 +142,7 @@ export function proofUsers(catalogue: Catalogue, callerModules: readonly string[
 export function proofAccountsConfig(users: ProofUsers): string {
   const stateUsers = [
     users.controller,
+    ...users.compactionVariants.map((v) => v.user),
     users.idle,
     ...Object.values(users.machines),
     ...users.catalogue,

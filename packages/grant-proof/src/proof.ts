@@ -6,6 +6,7 @@ import { pino } from "pino";
 import { capConfigChecks, consumerCapChecks, maxConsumersUpdateFact, streamAdminChecks } from "./bounds.js";
 import { snapshotStream } from "./buckets.js";
 import { check, expect, fact, type Recorder } from "./check.js";
+import { compactionChecks } from "./compaction.js";
 import { flowControlFact, lingeringConsumerFact, ttlExpiryFact } from "./consumer-facts.js";
 import { GrantProofError } from "./errors.js";
 import { eavesdropChecks, escapeChecks } from "./escape.js";
@@ -121,6 +122,7 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
       );
       await inspectorChecks(recorder, timeoutMs);
       await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
+      await compactionChecks(recorder, clients, catalogue, users.compactionVariants, server.url);
       await maxConsumersUpdateFact(recorder, clients.controller, FIXTURE.other);
       await ttlExpiryFact(recorder, clients.stranger, clients.controller, FIXTURE.other);
       const rows = recorder.rows;

@@ -57,7 +57,9 @@ export interface RunGrantProofOptions {
  *   expiring by its bucket's ttl, watched through the runtime's reader;
  * - `lasting.<form>` for each form of lasting consumer (`legacy-durable`, `named-durable`,
  *   `filtered-durable`, `durable-on-exact-create`, `ephemeral-day`, `named-day`): `refused (<why>)`,
- *   `bounded (<n> s)` or `lasts`.
+ *   `bounded (<n> s)` or `lasts`;
+ * - `compaction`: `removed <n> of <n> markers in <ms> ms`, controller-kv's `compact` of the big bucket under
+ *   the controller's grant (decision 0009), with the bucket's bytes before and after.
  */
 export interface ProofFact {
   name: string;

@@ -11,6 +11,8 @@ export { formatIssue } from "./issues.js";
 export { manifestJsonSchema, manifestJsonSchemaText } from "./json-schema.js";
 export type { Manifest, StateOptions } from "./manifest.js";
 export { ManifestSchema, StateOptionsSchema } from "./manifest.js";
+export type { StoredHeaders } from "./markers.js";
+export { isDeletionMarker, KV_OPERATION_HEADER, MARKER_REASON_HEADER } from "./markers.js";
 export type { Access, IssuedBucket, Membership } from "./membership.js";
 export { AccessSchema, IssuedBucketSchema, MembershipSchema, USE_NAME_PATTERN, UseNameSchema } from "./membership.js";
 export type { ModuleName, ReadReference, StateName } from "./names.js";

@@ -1,4 +1,4 @@
-import { streamName } from "@mesh/manifest-schema";
+import { isDeletionMarker, KV_OPERATION_HEADER, streamName } from "@mesh/manifest-schema";
 import type { Entry } from "@mesh/state-protocol";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { headers } from "@nats-io/nats-core";
@@ -15,7 +15,6 @@ export type StoredEntry =
   | (Entry & { deleted: false })
   | { key: string; revision: number; updated: string; deleted: true };
 
-const OPERATION_HEADER = "KV-Operation";
 const EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -30,22 +29,8 @@ export function decodeValue(data: Uint8Array): unknown {
   }
 }
 
-function isDeleteOperation(operation: string | undefined): boolean {
-  return operation === "DEL" || operation === "PURGE";
-}
-
-/**
- * The server's own delete marker: from nats-server 2.11, a bucket with subject delete markers stores one,
- * with `Nats-Marker-Reason: MaxAge` (or `Purge`, `Remove`) and no `KV-Operation`, when a key's last value
- * expires by the bucket's ttl. It reads as a delete, never as a value.
- */
-const MARKER_REASON_HEADER = "Nats-Marker-Reason";
-
-/** Whether a stored message is a deletion: a `DEL`/`PURGE` written by a client, or a server's delete marker. */
-export function isDeletion(header: { get(name: string): string; has(name: string): boolean } | undefined): boolean {
-  if (header === undefined) return false;
-  return isDeleteOperation(header.get(OPERATION_HEADER)) || header.has(MARKER_REASON_HEADER);
-}
+/** Whether a stored message is a deletion: one rule, manifest-schema's, for the runtime and the compaction. */
+export const isDeletion = isDeletionMarker;
 
 /** The outcome of a conditional write whose revision was not the last one. */
 export class WrongRevision extends Error {
@@ -139,7 +124,7 @@ export class BucketClient {
   /** Writes a delete marker; `revision` as in `put` (0: only if the key never had a message). */
   async delete(key: string, revision?: number): Promise<void> {
     const header = headers();
-    header.set(OPERATION_HEADER, "DEL");
+    header.set(KV_OPERATION_HEADER, "DEL");
     await this.publish(key, new Uint8Array(0), revision, header);
   }
 

@@ -1,25 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { startServer } from "@mesh/nats-harness";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { afterEach, expect, it } from "vitest";
 import { meshState } from "../../test/mesh-state.js";
+import { controllerAndAdminConfig } from "../../test/state-users.js";
 
 // The controller's state user as composed, and an admin used only to seed a value.
-const ADMIN = {
-  user: "admin",
-  inboxPrefix: "_INBOX",
-  permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } },
-};
-const CONFIG = renderStateAccountConfig({
-  users: [
-    { grant: composeControllerGrant(), password: "pw" },
-    { grant: ADMIN, password: "admin" },
-  ],
-});
+const CONFIG = controllerAndAdminConfig();
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,4 +1,3 @@
-import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import {
   ControllerKvError,
@@ -8,12 +7,11 @@ import {
   type RaiseReport,
   raise,
 } from "@mesh/controller-kv";
-import { controllerInboxPrefix } from "@mesh/grant-composer";
-import { type Catalogue, checkManifest, formatIssue } from "@mesh/manifest-schema";
 import { type Level, pino } from "pino";
-import { readManifestFiles } from "../catalogue-files.js";
-import { connectToServer, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
-import { type CliIo, type Command, UsageError } from "../types.js";
+import { loadEachManifest } from "../catalogue-files.js";
+import { connectAsController, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
+import { formatReportTable } from "../report-table.js";
+import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
@@ -82,14 +80,9 @@ export const command: Command = {
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
     const sizing = consumerSizing(values["fleet-size"], values["max-consumers"]);
-    const catalogue = await loadManifests(values.catalogue, io);
+    const catalogue = await loadEachManifest(values.catalogue, io.cwd, "nothing was raised");
     const server = await resolveServerOptions(values, io.env);
-    const connection = await connectToServer(
-      { ...server, inboxPrefix: server.inboxPrefix ?? controllerInboxPrefix(server.user ?? "controller") },
-      "mesh-state raise",
-      {},
-      io.env,
-    );
+    const connection = await connectAsController(server, "mesh-state raise", io.env);
     let report: RaiseReport;
     let failure: ControllerKvError | undefined;
     try {
@@ -137,27 +130,6 @@ function consumerSizing(
 }
 
 const LOG_LEVELS: readonly (Level | "silent")[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-
-/** Every manifest of the folder, each checked alone: cross-manifest problems are the report's to show. */
-async function loadManifests(dir: string, io: CliIo): Promise<Catalogue> {
-  const files = await readManifestFiles([dir], io.cwd);
-  if (files.length === 0) throw new UsageError(`no manifest (*.json) in ${dir}`);
-  const problems: string[] = [];
-  const catalogue = files.flatMap((file) => {
-    const where = relative(io.cwd, file.path) || file.path;
-    if (file.parseError !== undefined) {
-      problems.push(`${where}: not JSON: ${file.parseError}`);
-      return [];
-    }
-    const result = checkManifest(file.json);
-    if (result.ok) return [result.value];
-    for (const issue of result.issues) problems.push(`${where} ${formatIssue(issue)}`);
-    return [];
-  });
-  if (problems.length > 0)
-    throw new Error(`the catalogue has problems, nothing was raised:\n  ${problems.join("\n  ")}`);
-  return catalogue;
-}
 
 const NANOS_PER_SECOND = 1_000_000_000;
 
@@ -224,11 +196,6 @@ export function formatReport(report: RaiseReport, server: string): string {
       read.exists ? `${read.bucket} is not declared (still on the server)` : `${read.bucket} does not exist`,
     ]);
   }
-  const first = Math.max(...rows.map((row) => row[0].length), 0);
-  const second = Math.max(...rows.map((row) => row[1].length), 0);
   const title = `${report.plan ? "plan (nothing written)" : "raise"} on ${server}, replicas ${report.replicas}`;
-  const lines = rows.map(([what, bucket, detail]) =>
-    `${what.padEnd(first)}  ${bucket.padEnd(second)}  ${detail}`.trimEnd(),
-  );
-  return `${[title, ...(lines.length > 0 ? lines : ["no buckets declared, none found"])].join("\n")}\n`;
+  return formatReportTable(title, rows, "no buckets declared, none found");
 }
