@@ -2,7 +2,8 @@ import { isDeletionMarker, KV_OPERATION_HEADER, streamName } from "@mesh/manifes
 import type { Entry } from "@mesh/state-protocol";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { headers } from "@nats-io/nats-core";
-import { isApiError, isNoResponders, JETSTREAM_CODES } from "./nats-failures.js";
+import { systemClock } from "./clock.js";
+import { isApiError, JETSTREAM_CODES, NO_RESPONDERS_RETRY_MS, sendUntilAnswered } from "./nats-failures.js";
 
 /**
  * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
@@ -42,24 +43,12 @@ export class WrongRevision extends Error {
   }
 }
 
-/**
- * How long a write that found no responder is tried again. Just after a replicated bucket is created, or
- * while its stream elects a leader, the server a machine is connected to may not yet know who stores
- * `$KV.B.>`; the publish then finds no responder and nothing is stored, so sending it again is safe (a
- * timeout is never retried: that write may have been stored).
- */
-export const NO_RESPONDERS_RETRY_MS = 2_000;
-const NO_RESPONDERS_FIRST_PAUSE_MS = 20;
-const NO_RESPONDERS_MAX_PAUSE_MS = 250;
-
 export interface BucketClientOptions {
   /** How long a write that found no responder is tried again (`NO_RESPONDERS_RETRY_MS`; 0: never). */
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
   onNoResponders?: (attempt: number) => void;
 }
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class BucketClient {
   readonly bucket: string;
@@ -147,18 +136,8 @@ export class BucketClient {
   }
 
   /** Publishes, sending again while no server answers for the stream (nothing stored), within the budget. */
-  private async publishUntilAnswered(subject: string, data: Uint8Array, header: ReturnType<typeof headers>) {
-    const deadline = Date.now() + this.noRespondersRetryMs;
-    let pauseMs = NO_RESPONDERS_FIRST_PAUSE_MS;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.js.publish(subject, data, { headers: header });
-      } catch (error) {
-        if (!isNoResponders(error) || Date.now() + pauseMs > deadline) throw error;
-        this.onNoResponders?.(attempt);
-        await pause(pauseMs);
-        pauseMs = Math.min(pauseMs * 2, NO_RESPONDERS_MAX_PAUSE_MS);
-      }
-    }
+  private publishUntilAnswered(subject: string, data: Uint8Array, header: ReturnType<typeof headers>) {
+    const send = () => this.js.publish(subject, data, { headers: header });
+    return sendUntilAnswered(send, this.noRespondersRetryMs, this.onNoResponders, systemClock);
   }
 }

@@ -60,6 +60,39 @@ export function isNoResponders(error: unknown): boolean {
   return classifyNatsError(error).kind === "no-responders";
 }
 
+/**
+ * How long a request that found no responder is sent again. Just after a replicated bucket or consumer is
+ * created, or while it elects a leader, the server a machine is connected to may not yet know who serves it;
+ * the request then reaches no one and nothing is stored or made, so sending it again is safe (a timeout is
+ * never retried: that write may have been stored).
+ */
+export const NO_RESPONDERS_RETRY_MS = 2_000;
+
+/** The pause after `attempts` unanswered sends: 20 ms, doubling, at most 250 ms. */
+export function noRespondersPause(attempts: number): number {
+  return Math.min(20 * 2 ** Math.max(0, attempts - 1), 250);
+}
+
+/** Sends until the request finds a responder or the budget would be passed by the next pause; then throws. */
+export async function sendUntilAnswered<T>(
+  send: () => Promise<T>,
+  budgetMs: number,
+  onNoResponders: ((attempt: number) => void) | undefined,
+  clock: { now(): number; setTimeout(callback: () => void, ms: number): unknown },
+): Promise<T> {
+  const deadline = clock.now() + budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const pauseMs = noRespondersPause(attempt);
+      if (!isNoResponders(error) || clock.now() + pauseMs > deadline) throw error;
+      onNoResponders?.(attempt);
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
 /** `true` when the error is a JetStream API error with one of the codes. */
 export function isApiError(error: unknown, ...codes: number[]): boolean {
   const failure = classifyNatsError(error);

@@ -2,7 +2,13 @@ import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/je
 import { AckPolicy, DeliverPolicy, JetStreamApiError } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import { isDeletion } from "./bucket.js";
-import { isApiError, JETSTREAM_CODES } from "./nats-failures.js";
+import {
+  isApiError,
+  JETSTREAM_CODES,
+  NO_RESPONDERS_RETRY_MS,
+  noRespondersPause,
+  sendUntilAnswered,
+} from "./nats-failures.js";
 import type { Clock, StateLimits } from "./types.js";
 
 /**
@@ -40,6 +46,14 @@ export interface ReaderOptions {
   headersOnly?: boolean;
   limits: StateLimits;
   clock: Clock;
+  /**
+   * How long a create or a pull that found no responder is sent again (`NO_RESPONDERS_RETRY_MS`; 0: never). A
+   * fresh R3 stream or consumer is not yet served on every server: the request reached no one, nothing was made
+   * or delivered, so sending it again is safe; after the budget the create fails and the pull is a lost consumer.
+   */
+  noRespondersRetryMs?: number;
+  /** Called before each such retry, with the attempt that failed (1 for the first). */
+  onNoResponders?: (attempt: number) => void;
 }
 
 /** The consumer is gone or its deliveries were interrupted; resume after the last message taken. */
@@ -72,6 +86,8 @@ export class ConsumerReader {
   /** When the server last sent anything on the open pull (a message or a heartbeat). */
   private lastHeard = 0;
   private closed = false;
+  /** Pulls in a row that found no responder, when the first of them did, and the timer of the next. */
+  private unanswered: { attempts: number; sinceMs: number; timer?: unknown } | undefined;
 
   constructor(options: ReaderOptions) {
     this.options = options;
@@ -101,7 +117,9 @@ export class ConsumerReader {
       callback: (error, message) =>
         error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
     });
-    const info = await createEphemeral(this.options.connection, stream, config, limits.requestTimeoutMs);
+    const create = () => createEphemeral(this.options.connection, stream, config, limits.requestTimeoutMs);
+    const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
+    const info = await sendUntilAnswered(create, budgetMs, this.options.onNoResponders, this.options.clock);
     this.numPendingAtCreate = info.num_pending;
     return info.num_pending;
   }
@@ -139,6 +157,7 @@ export class ConsumerReader {
   async close(): Promise<boolean> {
     this.closed = true;
     this.clearWatchdog();
+    this.clearUnanswered();
     this.subscription?.unsubscribe();
     this.subscription = undefined;
     this.credits = 0;
@@ -156,6 +175,7 @@ export class ConsumerReader {
     if (this.lost) return;
     this.lost = new ConsumerLost(why);
     this.clearWatchdog();
+    this.clearUnanswered();
     this.wake?.();
   }
 
@@ -226,6 +246,7 @@ export class ConsumerReader {
       return;
     }
     this.lastDeliverySequence = parsed.deliverySequence;
+    this.unanswered = undefined;
     this.credits = Math.max(0, this.credits - 1);
     if (this.credits === 0) this.clearWatchdog();
     // nats-server 2.9.10 can deliver a last_per_subject message twice (measured): each revision once.
@@ -250,7 +271,7 @@ export class ConsumerReader {
       return;
     }
     if (code === 503) {
-      this.markLost("503 no responders");
+      if (!this.pullAgainLater()) this.markLost("503 no responders");
       return;
     }
     if (code >= 400 && code !== 404 && code !== 408 && code !== 409) {
@@ -262,6 +283,34 @@ export class ConsumerReader {
     this.requestEnded = true;
     this.clearWatchdog();
     this.wake?.();
+  }
+
+  /**
+   * The pull reached no one (its credits are untouched): sends it again after a growing pause, within the budget.
+   * The credits stay set meanwhile, so `take` does not pull early; the watchdog waits for the new pull.
+   */
+  private pullAgainLater(): boolean {
+    const { clock } = this.options;
+    const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
+    const now = clock.now();
+    const unanswered = this.unanswered ?? { attempts: 0, sinceMs: now };
+    unanswered.attempts += 1;
+    const pauseMs = noRespondersPause(unanswered.attempts);
+    if (now + pauseMs > unanswered.sinceMs + budgetMs) return false;
+    this.unanswered = unanswered;
+    this.clearWatchdog();
+    this.options.onNoResponders?.(unanswered.attempts);
+    unanswered.timer = clock.setTimeout(() => {
+      unanswered.timer = undefined;
+      if (this.lost || this.closed) return;
+      this.requestMore();
+    }, pauseMs);
+    return true;
+  }
+
+  private clearUnanswered(): void {
+    if (this.unanswered?.timer !== undefined) this.options.clock.clearTimeout(this.unanswered.timer);
+    this.unanswered = undefined;
   }
 
   /**
