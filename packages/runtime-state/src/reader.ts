@@ -60,6 +60,8 @@ export class ConsumerReader {
   private readonly prefix: string;
   private subscription: Subscription | undefined;
   private inbox = "";
+  /** Each pull gets its own reply subject (`<inbox>.<n>`), so a status is matched to the pull it ends. */
+  private pullNumber = 0;
   private buffer: PulledMessage[] = [];
   private lastDeliverySequence = 0;
   private lastRevisionTaken = 0;
@@ -97,7 +99,7 @@ export class ConsumerReader {
       opt_start_seq: start.policy === "by_start_sequence" ? start.startSequence : undefined,
     };
     this.inbox = createInbox(this.options.inboxPrefix);
-    this.subscription = this.options.connection.subscribe(this.inbox, {
+    this.subscription = this.options.connection.subscribe(`${this.inbox}.*`, {
       callback: (error, message) =>
         error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
     });
@@ -200,8 +202,9 @@ export class ConsumerReader {
       idle_heartbeat: nanos(limits.idleHeartbeatMs),
     };
     try {
+      this.pullNumber++;
       connection.publish(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${this.name}`, JSON.stringify(request), {
-        reply: this.inbox,
+        reply: this.pullReply(),
       });
     } catch (error) {
       this.markLost(`pull request failed: ${(error as Error).message}`);
@@ -216,7 +219,9 @@ export class ConsumerReader {
     this.lastHeard = this.options.clock.now();
     const code = message.headers?.code ?? 0;
     if (!message.reply && code > 0) {
-      this.receiveStatus(code, message.headers?.description ?? "");
+      // A pull fulfilled by count is ended by a status (`409 Batch Completed`, from 2.11) sent after its last
+      // message, so it can arrive after the next pull was sent: only the open pull's statuses end it.
+      if (message.subject === this.pullReply()) this.receiveStatus(code, message.headers?.description ?? "");
       return;
     }
     const parsed = parseAckReply(message.reply ?? "");
@@ -241,6 +246,10 @@ export class ConsumerReader {
       });
     }
     this.wake?.();
+  }
+
+  private pullReply(): string {
+    return `${this.inbox}.${this.pullNumber}`;
   }
 
   private receiveStatus(code: number, description: string): void {
