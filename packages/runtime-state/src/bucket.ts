@@ -80,15 +80,29 @@ export class BucketClient {
   readonly bucket: string;
   readonly stream: string;
   private readonly js: JetStreamClient;
-  private readonly jsm: JetStreamManager;
+  /** The manager, or the promise of it until it resolves (made without a request: `checkAPI: false`). */
+  private jsm: JetStreamManager | Promise<JetStreamManager>;
   private readonly noRespondersRetryMs: number;
   private readonly onNoResponders: ((attempt: number) => void) | undefined;
 
-  constructor(bucket: string, js: JetStreamClient, jsm: JetStreamManager, options: BucketClientOptions = {}) {
+  constructor(
+    bucket: string,
+    js: JetStreamClient,
+    jsm: JetStreamManager | Promise<JetStreamManager>,
+    options: BucketClientOptions = {},
+  ) {
     this.bucket = bucket;
     this.stream = streamName(bucket);
     this.js = js;
     this.jsm = jsm;
+    if (jsm instanceof Promise) {
+      jsm.then(
+        (resolved) => {
+          this.jsm = resolved;
+        },
+        () => undefined,
+      );
+    }
     this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
     this.onNoResponders = options.onNoResponders;
   }
@@ -99,13 +113,31 @@ export class BucketClient {
 
   /** The last message of a key, value or delete marker; `null` when the key never existed (or was purged away). */
   async read(key: string): Promise<StoredEntry | null> {
-    const message = await this.jsm.direct.getMessage(this.stream, { last_by_subj: this.subject(key) });
-    if (message === null || message.subject !== this.subject(key)) return null;
+    const message = await this.lastMessage(key);
+    if (message === null) return null;
     const updated = message.time.toISOString();
     if (isDeletion(message.header)) {
       return { key, revision: message.seq, updated, deleted: true };
     }
     return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };
+  }
+
+  /** The get verb's answer: the key's entry, `null` when absent or deleted. */
+  readAnswer(key: string): Promise<Entry | null> {
+    return this.lastMessage(key).then((message) => {
+      if (message === null || isDeletion(message.header)) return null;
+      const value = decodeValue(message.data) as Entry["value"];
+      return { key, value, revision: message.seq, updated: message.time.toISOString() };
+    });
+  }
+
+  private lastMessage(key: string) {
+    const subject = this.subject(key);
+    const ask = (jsm: JetStreamManager) =>
+      jsm.direct
+        .getMessage(this.stream, { last_by_subj: subject })
+        .then((message) => (message === null || message.subject !== subject ? null : message));
+    return this.jsm instanceof Promise ? this.jsm.then(ask) : ask(this.jsm);
   }
 
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */
@@ -121,6 +153,11 @@ export class BucketClient {
    */
   async put(key: string, value: unknown, revision?: number): Promise<number> {
     return this.putEncoded(key, encoder.encode(JSON.stringify(value)), revision);
+  }
+
+  /** The put verb's answer: `putEncoded`'s revision. */
+  putAnswer(key: string, data: Uint8Array, revision?: number): Promise<{ revision: number }> {
+    return this.putEncoded(key, data, revision).then((stored) => ({ revision: stored }));
   }
 
   /** `put` of a value the caller has encoded already (UTF-8 JSON text), so it is encoded once. */
@@ -147,9 +184,14 @@ export class BucketClient {
     key: string,
     data: Uint8Array,
     revision: number | undefined,
-    header = headers(),
+    given?: ReturnType<typeof headers>,
   ): Promise<number> {
-    if (revision !== undefined) header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
+    // An unconditional put needs no header: a publish without one is encoded and parsed with less work.
+    let header = given;
+    if (revision !== undefined) {
+      header ??= headers();
+      header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
+    }
     try {
       const ack = await this.publishUntilAnswered(this.subject(key), data, header);
       return ack.seq;
@@ -162,12 +204,12 @@ export class BucketClient {
   }
 
   /** Publishes, sending again while no server answers for the stream (nothing stored), within the budget. */
-  private async publishUntilAnswered(subject: string, data: Uint8Array, header: ReturnType<typeof headers>) {
+  private async publishUntilAnswered(subject: string, data: Uint8Array, header?: ReturnType<typeof headers>) {
     const deadline = Date.now() + this.noRespondersRetryMs;
     let pauseMs = NO_RESPONDERS_FIRST_PAUSE_MS;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.js.publish(subject, data, { headers: header });
+        return await this.js.publish(subject, data, header === undefined ? undefined : { headers: header });
       } catch (error) {
         if (!isNoResponders(error) || Date.now() + pauseMs > deadline) throw error;
         this.onNoResponders?.(attempt);
