@@ -51,6 +51,8 @@ export class ConsumerLost extends Error {
 }
 
 const STATUS_HEARTBEAT = 100;
+/** On a status that ends a pull: how many messages that pull still had to deliver. */
+const PENDING_MESSAGES_HEADER = "Nats-Pending-Messages";
 
 export class ConsumerReader {
   readonly name = `rs_${nuid.next()}`;
@@ -60,8 +62,6 @@ export class ConsumerReader {
   private readonly prefix: string;
   private subscription: Subscription | undefined;
   private inbox = "";
-  /** Each pull gets its own reply subject (`<inbox>.<n>`), so a status is matched to the pull it ends. */
-  private pullNumber = 0;
   private buffer: PulledMessage[] = [];
   private lastDeliverySequence = 0;
   private lastRevisionTaken = 0;
@@ -99,7 +99,7 @@ export class ConsumerReader {
       opt_start_seq: start.policy === "by_start_sequence" ? start.startSequence : undefined,
     };
     this.inbox = createInbox(this.options.inboxPrefix);
-    this.subscription = this.options.connection.subscribe(`${this.inbox}.*`, {
+    this.subscription = this.options.connection.subscribe(this.inbox, {
       callback: (error, message) =>
         error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
     });
@@ -202,9 +202,8 @@ export class ConsumerReader {
       idle_heartbeat: nanos(limits.idleHeartbeatMs),
     };
     try {
-      this.pullNumber++;
       connection.publish(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${this.name}`, JSON.stringify(request), {
-        reply: this.pullReply(),
+        reply: this.inbox,
       });
     } catch (error) {
       this.markLost(`pull request failed: ${(error as Error).message}`);
@@ -219,9 +218,8 @@ export class ConsumerReader {
     this.lastHeard = this.options.clock.now();
     const code = message.headers?.code ?? 0;
     if (!message.reply && code > 0) {
-      // A pull fulfilled by count is ended by a status (`409 Batch Completed`, from 2.11) sent after its last
-      // message, so it can arrive after the next pull was sent: only the open pull's statuses end it.
-      if (message.subject === this.pullReply()) this.receiveStatus(code, message.headers?.description ?? "");
+      const { headers } = message;
+      this.receiveStatus(code, headers?.description ?? "", headers?.get(PENDING_MESSAGES_HEADER) ?? "");
       return;
     }
     const parsed = parseAckReply(message.reply ?? "");
@@ -248,11 +246,7 @@ export class ConsumerReader {
     this.wake?.();
   }
 
-  private pullReply(): string {
-    return `${this.inbox}.${this.pullNumber}`;
-  }
-
-  private receiveStatus(code: number, description: string): void {
+  private receiveStatus(code: number, description: string, pendingMessages: string): void {
     if (code === STATUS_HEARTBEAT) return;
     if (code === 409 && /consumer deleted/i.test(description)) {
       this.markLost("409 consumer deleted");
@@ -266,6 +260,11 @@ export class ConsumerReader {
       this.markLost(`${code} ${description}`);
       return;
     }
+    // Only a status that counts what the open pull still had to deliver ends it. From 2.11 a pull filled by
+    // count ends with `409 Batch Completed` after its last message; the next pull is sent as soon as that
+    // message is handed out, so the status can arrive during the next pull (it counts 0 left, not its credits).
+    if (this.credits === 0) return;
+    if (pendingMessages !== "" && Number(pendingMessages) !== this.credits) return;
     // 404/408: the pull expired; 409 otherwise: it ended early (max bytes, max waiting). Pull again.
     this.credits = 0;
     this.requestEnded = true;
