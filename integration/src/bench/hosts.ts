@@ -29,9 +29,10 @@ export class Host {
     );
   }
 
-  static async start(url: string, who: Credentials, name: string): Promise<Host> {
+  /** `nodeFlags`: for the host process itself (the memory section runs the runtime as its README recommends). */
+  static async start(url: string, who: Credentials, name: string, nodeFlags: string[] = []): Promise<Host> {
     const child = fork(hostScript, [], {
-      execArgv: ["--expose-gc", ...profileArgs("host")],
+      execArgv: ["--expose-gc", ...nodeFlags, ...profileArgs("host")],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     const host = new Host(child);

@@ -1,7 +1,7 @@
 import { jetstream } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
 import { OTHER_BUCKET, stateServer } from "../test/kit.js";
-import { BucketClient } from "./bucket.js";
+import { BucketClient, isoMillis } from "./bucket.js";
 import { isNoResponders } from "./nats-failures.js";
 
 // A write that finds no server answering for the bucket's stream (just created in a cluster, or electing a
@@ -44,5 +44,19 @@ describe("a write that no server answers, against a real server", () => {
     expect(failed.length).toBeGreaterThan(0);
     const never = new BucketClient(OTHER_BUCKET, jetstream(nats.admin), nats.jsm, { noRespondersRetryMs: 0 });
     expect(isNoResponders(await never.put("k", 1).catch((caught: unknown) => caught))).toBe(true);
+  });
+});
+
+describe("isoMillis", () => {
+  it("gives what Date#toISOString gives for a stored message's time", () => {
+    for (const stamp of [
+      "2026-12-01T23:06:19.123456789Z",
+      "2026-12-01T23:06:19.1Z",
+      "2026-12-01T23:06:19Z",
+      "1999-01-31T00:00:00.999999999Z",
+      "2026-12-01T23:06:19.123456789+01:00",
+    ]) {
+      expect(isoMillis(stamp), stamp).toBe(new Date(Date.parse(stamp)).toISOString());
+    }
   });
 });

@@ -33,6 +33,18 @@ export function decodeValue(data: Uint8Array): unknown {
 /** Whether a stored message is a deletion: one rule, manifest-schema's, for the runtime and the compaction. */
 export const isDeletion = isDeletionMarker;
 
+const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/;
+
+/**
+ * A stored message's time (`Nats-Time-Stamp`, RFC 3339 in UTC with up to nanoseconds) as `Date#toISOString`
+ * gives it, milliseconds and all, without building a Date per read: the text is cut, not parsed.
+ */
+export function isoMillis(timestamp: string): string {
+  const match = UTC_TIMESTAMP.exec(timestamp);
+  if (match === null) return new Date(Date.parse(timestamp)).toISOString();
+  return `${match[1]}.${(match[2] ?? "").padEnd(3, "0").slice(0, 3)}Z`;
+}
+
 /** The outcome of a conditional write whose revision was not the last one. */
 export class WrongRevision extends Error {
   readonly currentRevision: number;
@@ -54,15 +66,29 @@ export class BucketClient {
   readonly bucket: string;
   readonly stream: string;
   private readonly js: JetStreamClient;
-  private readonly jsm: JetStreamManager;
+  /** The manager, or the promise of it until it resolves (made without a request: `checkAPI: false`). */
+  private jsm: JetStreamManager | Promise<JetStreamManager>;
   private readonly noRespondersRetryMs: number;
   private readonly onNoResponders: ((attempt: number) => void) | undefined;
 
-  constructor(bucket: string, js: JetStreamClient, jsm: JetStreamManager, options: BucketClientOptions = {}) {
+  constructor(
+    bucket: string,
+    js: JetStreamClient,
+    jsm: JetStreamManager | Promise<JetStreamManager>,
+    options: BucketClientOptions = {},
+  ) {
     this.bucket = bucket;
     this.stream = streamName(bucket);
     this.js = js;
     this.jsm = jsm;
+    if (jsm instanceof Promise) {
+      jsm.then(
+        (resolved) => {
+          this.jsm = resolved;
+        },
+        () => undefined,
+      );
+    }
     this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
     this.onNoResponders = options.onNoResponders;
   }
@@ -73,13 +99,31 @@ export class BucketClient {
 
   /** The last message of a key, value or delete marker; `null` when the key never existed (or was purged away). */
   async read(key: string): Promise<StoredEntry | null> {
-    const message = await this.jsm.direct.getMessage(this.stream, { last_by_subj: this.subject(key) });
-    if (message === null || message.subject !== this.subject(key)) return null;
-    const updated = message.time.toISOString();
+    const message = await this.lastMessage(key);
+    if (message === null) return null;
+    const updated = isoMillis(message.timestamp);
     if (isDeletion(message.header)) {
       return { key, revision: message.seq, updated, deleted: true };
     }
     return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };
+  }
+
+  /** The get verb's answer: the key's entry, `null` when absent or deleted. */
+  readAnswer(key: string): Promise<Entry | null> {
+    return this.lastMessage(key).then((message) => {
+      if (message === null || isDeletion(message.header)) return null;
+      const value = decodeValue(message.data) as Entry["value"];
+      return { key, value, revision: message.seq, updated: isoMillis(message.timestamp) };
+    });
+  }
+
+  private lastMessage(key: string) {
+    const subject = this.subject(key);
+    const ask = (jsm: JetStreamManager) =>
+      jsm.direct
+        .getMessage(this.stream, { last_by_subj: subject })
+        .then((message) => (message === null || message.subject !== subject ? null : message));
+    return this.jsm instanceof Promise ? this.jsm.then(ask) : ask(this.jsm);
   }
 
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */
@@ -95,6 +139,11 @@ export class BucketClient {
    */
   async put(key: string, value: unknown, revision?: number): Promise<number> {
     return this.putEncoded(key, encoder.encode(JSON.stringify(value)), revision);
+  }
+
+  /** The put verb's answer: `putEncoded`'s revision. */
+  putAnswer(key: string, data: Uint8Array, revision?: number): Promise<{ revision: number }> {
+    return this.putEncoded(key, data, revision).then((stored) => ({ revision: stored }));
   }
 
   /** `put` of a value the caller has encoded already (UTF-8 JSON text), so it is encoded once. */
@@ -121,9 +170,14 @@ export class BucketClient {
     key: string,
     data: Uint8Array,
     revision: number | undefined,
-    header = headers(),
+    given?: ReturnType<typeof headers>,
   ): Promise<number> {
-    if (revision !== undefined) header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
+    // An unconditional put needs no header: a publish without one is encoded and parsed with less work.
+    let header = given;
+    if (revision !== undefined) {
+      header ??= headers();
+      header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
+    }
     try {
       const ack = await this.publishUntilAnswered(this.subject(key), data, header);
       return ack.seq;
@@ -136,8 +190,8 @@ export class BucketClient {
   }
 
   /** Publishes, sending again while no server answers for the stream (nothing stored), within the budget. */
-  private publishUntilAnswered(subject: string, data: Uint8Array, header: ReturnType<typeof headers>) {
-    const send = () => this.js.publish(subject, data, { headers: header });
+  private publishUntilAnswered(subject: string, data: Uint8Array, header?: ReturnType<typeof headers>) {
+    const send = () => this.js.publish(subject, data, header === undefined ? undefined : { headers: header });
     return sendUntilAnswered(send, this.noRespondersRetryMs, this.onNoResponders, systemClock);
   }
 }

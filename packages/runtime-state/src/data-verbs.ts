@@ -22,44 +22,45 @@ export interface Target {
 export interface VerbHost {
   readonly refusals: Refusals;
   readonly limits: StateLimits;
-  target(name: string, access: "read" | "write"): Promise<Target>;
+  /** Throws the refusal when the module may not reach the bucket so. */
+  target(name: string, access: "read" | "write"): Target;
   reader(target: Target, filter: string, start: ReaderStart, headersOnly: boolean): Promise<ConsumerReader>;
-  /** Runs one NATS operation, mapping what the server or the client says to a refusal. */
+  /** Runs one NATS operation, mapping what the server or the client says to a refusal (never throws). */
   nats<T>(target: Target, operation: string, run: () => Promise<T>): Promise<T>;
 }
 
-export async function getVerb(host: VerbHost, { bucket, key }: StateParams<"mesh/state.get">) {
-  const target = await host.target(bucket, "read");
+// get, put and delete are plain functions, not async ones: the verb's own promise is the NATS call's, with
+// no layer per await; a refusal they throw is turned into a rejection by the service's `verb`.
+
+export function getVerb(host: VerbHost, { bucket, key }: StateParams<"mesh/state.get">) {
+  const target = host.target(bucket, "read");
   host.refusals.checkKey(bucket, key);
-  const entry = await host.nats(target, "get", () => target.client.read(key));
-  if (entry === null || entry.deleted) return null;
-  return { key, value: entry.value, revision: entry.revision, updated: entry.updated };
+  return host.nats(target, "get", () => target.client.readAnswer(key));
 }
 
-export async function putVerb(host: VerbHost, { bucket, key, value, revision }: StateParams<"mesh/state.put">) {
-  const target = await host.target(bucket, "write");
+export function putVerb(host: VerbHost, { bucket, key, value, revision }: StateParams<"mesh/state.put">) {
+  const target = host.target(bucket, "write");
   host.refusals.checkKey(bucket, key);
   const encoded = encodeValue(value);
   host.refusals.checkValue(bucket, target.issued, key, encoded);
-  return { revision: await host.nats(target, "put", () => target.client.putEncoded(key, encoded.bytes, revision)) };
+  return host.nats(target, "put", () => target.client.putAnswer(key, encoded.bytes, revision));
 }
 
-export async function deleteVerb(host: VerbHost, { bucket, key, revision }: StateParams<"mesh/state.delete">) {
-  const target = await host.target(bucket, "write");
+export function deleteVerb(host: VerbHost, { bucket, key, revision }: StateParams<"mesh/state.delete">) {
+  const target = host.target(bucket, "write");
   host.refusals.checkKey(bucket, key);
-  await host.nats(target, "delete", () => target.client.delete(key, revision));
-  return {};
+  return host.nats(target, "delete", () => target.client.delete(key, revision).then(() => ({})));
 }
 
 export async function keysVerb(host: VerbHost, { bucket, filter }: StateParams<"mesh/state.keys">) {
-  const target = await host.target(bucket, "read");
+  const target = host.target(bucket, "read");
   host.refusals.checkFilter(bucket, filter);
   const reader = await host.reader(target, filter ?? ">", { policy: "last_per_subject" }, true);
   return { keys: await host.nats(target, "keys", () => scanKeys(reader, host.limits.maxReplyBytes)) };
 }
 
 export async function historyVerb(host: VerbHost, { bucket, key }: StateParams<"mesh/state.history">) {
-  const target = await host.target(bucket, "read");
+  const target = host.target(bucket, "read");
   host.refusals.checkKey(bucket, key);
   const reader = await host.reader(target, key, { policy: "all" }, false);
   return { entries: await host.nats(target, "history", () => scanHistory(reader, host.limits.maxReplyBytes)) };

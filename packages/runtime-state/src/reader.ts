@@ -65,6 +65,8 @@ export class ConsumerLost extends Error {
 }
 
 const STATUS_HEARTBEAT = 100;
+/** On a status that ends a pull: how many messages that pull still had to deliver. */
+const PENDING_MESSAGES_HEADER = "Nats-Pending-Messages";
 
 export class ConsumerReader {
   readonly name = `rs_${nuid.next()}`;
@@ -236,7 +238,8 @@ export class ConsumerReader {
     this.lastHeard = this.options.clock.now();
     const code = message.headers?.code ?? 0;
     if (!message.reply && code > 0) {
-      this.receiveStatus(code, message.headers?.description ?? "");
+      const { headers } = message;
+      this.receiveStatus(code, headers?.description ?? "", headers?.get(PENDING_MESSAGES_HEADER) ?? "");
       return;
     }
     const parsed = parseAckReply(message.reply ?? "");
@@ -264,7 +267,7 @@ export class ConsumerReader {
     this.wake?.();
   }
 
-  private receiveStatus(code: number, description: string): void {
+  private receiveStatus(code: number, description: string, pendingMessages: string): void {
     if (code === STATUS_HEARTBEAT) return;
     if (code === 409 && /consumer deleted/i.test(description)) {
       this.markLost("409 consumer deleted");
@@ -278,6 +281,11 @@ export class ConsumerReader {
       this.markLost(`${code} ${description}`);
       return;
     }
+    // Only a status that counts what the open pull still had to deliver ends it. From 2.11 a pull filled by
+    // count ends with `409 Batch Completed` after its last message; the next pull is sent as soon as that
+    // message is handed out, so the status can arrive during the next pull (it counts 0 left, not its credits).
+    if (this.credits === 0) return;
+    if (pendingMessages !== "" && Number(pendingMessages) !== this.credits) return;
     // 404/408: the pull expired; 409 otherwise: it ended early (max bytes, max waiting). Pull again.
     this.credits = 0;
     this.requestEnded = true;

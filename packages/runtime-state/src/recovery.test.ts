@@ -72,7 +72,7 @@ describe("a consumer lost while the current values go out", () => {
     await using nats = await stateServer({ history: 5 });
     const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
     const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
-    // z@1 is overwritten by z@7 and y@5 by y@6: the snapshot is a@2 b@3 c@4 y@6 z@7.
+    // z@1 is overwritten by z@7 and y@5 by y@6: the snapshot is a@2 b@3 c@4 y@6 z@7 e@8 f@9.
     for (const [key, value] of [
       ["z", 1],
       ["a", 2],
@@ -81,6 +81,8 @@ describe("a consumer lost while the current values go out", () => {
       ["y", 5],
       ["y", 6],
       ["z", 7],
+      ["e", 8],
+      ["f", 9],
     ] as const) {
       await put(key, value);
     }
@@ -94,27 +96,30 @@ describe("a consumer lost while the current values go out", () => {
     const id = ((await bundle.call("mesh/state.watch", { bucket: "notes-app.notes" })).result as { watch: string })
       .watch;
     await bundle.untilEvents(id, (events) => events.length === 2);
-    // The first batch is held, so no pull is open: the consumer goes with the initial phase half done.
+    // The first batch is held: the runtime has taken the second and pulled at most the third (one batch in
+    // flight, one prepared, one pulled ahead), so the consumer goes with the initial phase half done.
     const [name] = await nats.consumerNames();
     await nats.jsm.consumers.delete("KV_mod_notes-app_notes", name!);
-    await put("b", 8); // b was sent already: its new value is a change made while the watch was away
+    await put("b", 10); // b was sent already: its new value is a change made while the watch was away
     await owner.handle("mesh/state.delete", { bucket: "notes", key: "a" }); // a was sent: the bundle must drop it
     bundle.send({ hold: false });
     bundle.send({ release: true });
     await bundle.untilEvents(id, (events) => events.some((event) => event.type === "current"), 15_000);
-    await put("d", 10);
-    await bundle.untilEvents(id, (events) => events.at(-1)?.revision === 10, 15_000);
+    await put("d", 12);
+    await bundle.untilEvents(id, (events) => events.at(-1)?.revision === 12, 15_000);
     expect(brief(bundle.events(id))).toEqual([
       "put a@2",
       "put b@3",
       "put c@4",
       "put y@6",
       "put z@7",
-      "put b@8",
+      "put e@8",
+      "put f@9",
+      "put b@10",
       // The one deletion before `current`: a key the bundle holds, deleted while the consumer was away.
-      "delete a@9",
+      "delete a@11",
       "current",
-      "put d@10",
+      "put d@12",
     ]);
     await bundle.kill();
   });

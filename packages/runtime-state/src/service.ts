@@ -1,12 +1,12 @@
 import { parseMembership } from "@mesh/manifest-schema";
 import {
+  checkStateParams,
   isStateMethod,
   JSON_RPC_ERROR_CODES,
   JsonRpcError,
   STATE_METHODS,
   type StateMethod,
   type StateParams,
-  stateParamsSchema,
 } from "@mesh/state-protocol";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -43,6 +43,7 @@ class Service implements StateService, VerbHost {
   private readonly js;
   private readonly jsm;
   private readonly watches = new Map<string, OpenWatch>();
+  private readonly clients = new Map<string, BucketClient>();
   private deliver: DeliverWatchEvents | undefined;
   private nextWatch = 1;
   private answering = 0;
@@ -100,38 +101,47 @@ class Service implements StateService, VerbHost {
     return this.handlers[method](params);
   }
 
-  /** A verb's handler: the closed and in-flight checks, its params parsed by its own schema, then `run`. */
+  /**
+   * A verb's handler: the closed and in-flight checks, its params checked (plain checks, zod for the
+   * refusal's issues: verbs-check.ts), then `run`. Not an async function: a refusal is a rejected promise,
+   * and an answer is `run`'s own promise, with no extra layer per call.
+   */
   private verb<M extends StateMethod>(
     method: M,
     run: (params: StateParams<M>) => Promise<unknown>,
   ): (params: unknown) => Promise<unknown> {
-    const schema = stateParamsSchema(method);
-    return async (params) => {
-      if (this.closed)
-        throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
-      if (this.answering >= this.limits.maxInFlight) {
-        throw limitRefusal(
-          "in-flight",
-          this.limits.maxInFlight,
-          `${this.module} has ${this.answering} requests being answered, the most a bundle may have (limit in-flight): wait for answers before sending more`,
-        );
-      }
-      const parsed = schema.safeParse(params);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const path = issue?.path.join(".") ?? "";
-        throw this.refusals.refuse(
-          "bad-request",
-          undefined,
-          `${method}: ${path ? `${path}: ` : ""}${issue?.message ?? "invalid params"}`,
-          { path },
-        );
-      }
-      this.answering += 1;
+    const release = () => {
+      this.answering -= 1;
+    };
+    return (params) => {
       try {
-        return await run(parsed.data);
-      } finally {
-        this.answering -= 1;
+        if (this.closed)
+          throw new StateRefusal("unavailable", "the state service is closed: the bundle is being stopped");
+        if (this.answering >= this.limits.maxInFlight) {
+          throw limitRefusal(
+            "in-flight",
+            this.limits.maxInFlight,
+            `${this.module} has ${this.answering} requests being answered, the most a bundle may have (limit in-flight): wait for answers before sending more`,
+          );
+        }
+        const checked = checkStateParams(method, params);
+        if (!checked.ok) {
+          const { path } = checked;
+          const issue = checked.issues[0] ?? "invalid params";
+          throw this.refusals.refuse("bad-request", undefined, `${method}: ${issue}`, { path });
+        }
+        this.answering += 1;
+        let answer: Promise<unknown>;
+        try {
+          answer = run(checked.value);
+        } catch (error) {
+          release();
+          throw error;
+        }
+        answer.then(release, release);
+        return answer;
+      } catch (error) {
+        return Promise.reject(error);
       }
     };
   }
@@ -145,31 +155,39 @@ class Service implements StateService, VerbHost {
     await Promise.all(watches.map((watch) => watch.stop(reason)));
   }
 
-  async target(name: string, access: "read" | "write"): Promise<Target> {
+  /** Synchronous (no promise layer per call): one client per bucket, made on first use. */
+  target(name: string, access: "read" | "write"): Target {
     const issued = this.refusals.issued(name, access);
-    return { name, issued, client: new BucketClient(issued.bucket, this.js, await this.jsm) };
+    let client = this.clients.get(issued.bucket);
+    if (client === undefined) {
+      client = new BucketClient(issued.bucket, this.js, this.jsm);
+      this.clients.set(issued.bucket, client);
+    }
+    return { name, issued, client };
   }
 
   async reader(target: Target, filter: string, start: ReaderStart, headersOnly: boolean): Promise<ConsumerReader> {
     return this.newReader(await this.jsm, target, filter, start, headersOnly);
   }
 
-  async nats<T>(target: Target, operation: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw refusalFromNats(error, {
+  nats<T>(target: Target, operation: string, run: () => Promise<T>): Promise<T> {
+    const refusal = (error: unknown) =>
+      refusalFromNats(error, {
         bucket: target.name,
         operation,
         requestTimeoutMs: this.limits.requestTimeoutMs,
         refusals: this.refusals,
         logger: this.logger,
       });
+    try {
+      return run().catch((error: unknown) => Promise.reject(refusal(error)));
+    } catch (error) {
+      return Promise.reject(refusal(error));
     }
   }
 
   private async watch({ bucket, filter }: StateParams<"mesh/state.watch">) {
-    const target = await this.target(bucket, "read");
+    const target = this.target(bucket, "read");
     this.refusals.checkFilter(bucket, filter);
     const deliver = this.deliver;
     if (deliver === undefined)

@@ -78,6 +78,8 @@ export class Watch implements OpenWatch {
   /** Lost readers whose consumer could not be deleted (the link was down): retried once NATS answers again. */
   private undeleted: ConsumerReader[] = [];
   private readonly retries = new Set<unknown>();
+  /** The batch with the bundle now, if any (at most one). */
+  private inFlight: Promise<void> | undefined;
 
   constructor(options: WatchOptions) {
     this.id = options.id;
@@ -137,6 +139,11 @@ export class Watch implements OpenWatch {
     }
   }
 
+  /**
+   * Delivers, one batch in flight to the bundle: while the bundle handles batch N, the next messages are
+   * taken from the reader and turned into events (the reader has the pull after them outstanding already),
+   * so batch N+1 goes out as soon as N is answered, and the runtime's work overlaps the bundle's.
+   */
   private async pump(): Promise<void> {
     let events: WatchEvent[] = [];
     // A resumed watch has no consumer yet: the first is made as a recovery (retried within its budget).
@@ -146,24 +153,35 @@ export class Watch implements OpenWatch {
         this.currentDue = false;
         events = [...events, { type: "current" }];
       }
-      if (events.length > 0) {
-        for (const batch of this.batches(events)) {
-          if (this.stopped) return;
-          await this.options.deliver(this.id, batch);
-        }
+      for (const batch of this.batches(events)) {
+        await this.answered();
+        if (this.stopped) return;
+        const delivery = this.options.deliver(this.id, batch);
+        // Awaited before the next batch (or the end); handled now, so a failure meanwhile is not "unhandled".
+        delivery.catch(() => undefined);
+        this.inFlight = delivery;
       }
+      events = [];
       if (this.stopped) return;
       let messages: PulledMessage[];
       try {
         messages = await this.reader!.take();
       } catch (error) {
         if (!(error instanceof ConsumerLost)) throw error;
+        await this.answered();
         if (!(await this.recover(error.message))) return;
-        events = [];
         continue;
       }
       events = this.handle(messages);
     }
+  }
+
+  /** Waits for the batch in flight to be answered; throws what its delivery threw. */
+  private async answered(): Promise<void> {
+    const delivery = this.inFlight;
+    if (delivery === undefined) return;
+    this.inFlight = undefined;
+    await delivery;
   }
 
   /** Turns pulled messages into events, placing `current`. */
@@ -297,6 +315,7 @@ export class Watch implements OpenWatch {
     this.options.logger.warn({ watch: this.id, reason }, "watch ended");
     await this.stop(`ended: ${reason}`);
     this.options.onEnded(this);
+    await this.answered().catch(() => undefined);
     await this.options.deliver(this.id, [{ type: "ended", reason, message }]).catch(() => undefined);
   }
 }

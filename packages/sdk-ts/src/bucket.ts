@@ -36,10 +36,10 @@ export class ReadOnlyStateBucket<V> implements ReadOnlyStateHandle<V> {
     this.codec = new ValueCodec(name, schema);
   }
 
-  async get(key: string): Promise<Entry<V> | null> {
-    const entry = await this.verbs.call("mesh/state.get", { bucket: this.name, key }, { bucket: this.name, key });
-    if (entry === null) return null;
-    return { ...entry, value: this.codec.decodeOrThrow(entry.key, entry.value) };
+  get(key: string): Promise<Entry<V> | null> {
+    return this.verbs
+      .call("mesh/state.get", { bucket: this.name, key }, { bucket: this.name, key })
+      .then((entry) => (entry === null ? null : { ...entry, value: this.codec.decodeOrThrow(entry.key, entry.value) }));
   }
 
   async keys(filter?: string): Promise<string[]> {
@@ -69,16 +69,20 @@ export class ReadOnlyStateBucket<V> implements ReadOnlyStateHandle<V> {
 
 /** A bucket the module owns. */
 export class StateBucket<V> extends ReadOnlyStateBucket<V> implements StateHandle<V> {
-  async put(key: string, value: V, options: { revision?: number } = {}): Promise<number> {
-    // The schema checked the value; whether it is JSON at all the runtime decides (`bad-request`).
-    const encoded = this.codec.encode(key, value) as StateParams<"mesh/state.put">["value"];
-    refuseCredential(this.name, key, encoded);
-    const params =
-      options.revision === undefined
-        ? { bucket: this.name, key, value: encoded }
-        : { bucket: this.name, key, value: encoded, revision: options.revision };
-    const { revision } = await this.verbs.call("mesh/state.put", params, { bucket: this.name, key });
-    return revision;
+  put(key: string, value: V, options: { revision?: number } = {}): Promise<number> {
+    let params: StateParams<"mesh/state.put">;
+    try {
+      // The schema checked the value; whether it is JSON at all the runtime decides (`bad-request`).
+      const encoded = this.codec.encode(key, value) as StateParams<"mesh/state.put">["value"];
+      refuseCredential(this.name, key, encoded);
+      params =
+        options.revision === undefined
+          ? { bucket: this.name, key, value: encoded }
+          : { bucket: this.name, key, value: encoded, revision: options.revision };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.verbs.call("mesh/state.put", params, { bucket: this.name, key }).then(({ revision }) => revision);
   }
 
   async create(key: string, value: V): Promise<number> {

@@ -1,11 +1,11 @@
 import {
+  checkStateResult,
   checkWatchEventsParams,
   JSON_RPC_ERROR_CODES,
   JsonRpcError,
   JsonRpcPeer,
   JsonRpcPeerError,
   STATE_ERROR_CODES,
-  STATE_VERBS,
   type StateMethod,
   type StateParams,
   type StateResult,
@@ -103,24 +103,33 @@ export class StateConnection implements StateClient, VerbCaller {
     return new ReadOnlyStateBucket<V>(this, reference, options.schema);
   }
 
-  async call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>> {
-    let raw: unknown;
+  /** Not an async function: the answer's own promise and one reaction, no layer per await. */
+  call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>> {
+    let answer: Promise<unknown>;
     try {
       if (this.closeReason !== undefined) {
         throw new ClientError("closed", `${method} was not sent: ${this.closeReason}`, context);
       }
-      raw = await this.channel.request(method, params);
+      answer = this.channel.request(method, params);
     } catch (error) {
-      throw this.translate(error, method, context);
+      return Promise.reject(this.translate(error, method, context));
     }
-    const parsed = STATE_VERBS[method].result.safeParse(raw);
-    if (!parsed.success) {
-      throw new ClientError("protocol", `the runtime's answer to ${method} does not fit the wire contract`, {
-        ...context,
-        issues: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`),
-      });
-    }
-    return parsed.data as StateResult<M>;
+    return answer.then(
+      (raw) => {
+        // Plain field checks, zod for a refusal's issues: no schema walk per answer (verbs-check.ts).
+        const checked = checkStateResult(method, raw);
+        if (!checked.ok) {
+          throw new ClientError("protocol", `the runtime's answer to ${method} does not fit the wire contract`, {
+            ...context,
+            issues: checked.issues,
+          });
+        }
+        return checked.value;
+      },
+      (error: unknown) => {
+        throw this.translate(error, method, context);
+      },
+    );
   }
 
   openWatch<V>(codec: ValueCodec<V>, params: StateParams<"mesh/state.watch">): Watch<V> {

@@ -1,4 +1,4 @@
-import { NdjsonLineReader } from "@mesh/state-protocol";
+import { NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol";
 import { connect } from "./client.js";
 import type { ConnectOptions, LineTransport, StateClient } from "./types.js";
 
@@ -32,6 +32,11 @@ export function stdioTransport(options: StdioTransportOptions = {}): LineTranspo
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   let stopReading: (() => void) | undefined;
+  // The lines of one turn go out as one write to stdout.
+  const writer = new NdjsonLineWriter({
+    write: (text) => output.write(text),
+    schedule: (flush) => process.nextTick(flush),
+  });
 
   return {
     start(receiver) {
@@ -64,7 +69,7 @@ export function stdioTransport(options: StdioTransportOptions = {}): LineTranspo
       };
     },
     send(line) {
-      output.write(`${line}\n`);
+      writer.writeLine(line);
     },
     async close() {
       stopReading?.();

@@ -1,22 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { prng } from "../test/prng.js";
 import { JsonRpcError, JsonRpcPeer } from "./jsonrpc.js";
 import { NdjsonLineReader } from "./ndjson.js";
 
 // A small deterministic fuzz: seeded mutations of well-formed lines go through the reader and the peer.
 // Whatever arrives, nothing throws and every line the peer answers with is a valid JSON-RPC 2.0 response.
-
-/** mulberry32: a tiny seeded PRNG, so a failure replays exactly. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const SEEDS = [
   '{"jsonrpc":"2.0","id":1,"method":"mesh/state.get","params":{"bucket":"mcp-servers","key":"all.github"}}',

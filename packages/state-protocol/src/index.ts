@@ -40,8 +40,8 @@ export {
   JsonRpcPeerError,
 } from "./jsonrpc.js";
 export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
-export type { NdjsonLineReaderOptions } from "./ndjson.js";
-export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader } from "./ndjson.js";
+export type { NdjsonLineReaderOptions, NdjsonLineWriterOptions } from "./ndjson.js";
+export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader, NdjsonLineWriter } from "./ndjson.js";
 export type { CredentialFinding } from "./secrets.js";
 export { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";
 export type { JsonValue } from "./values.js";
@@ -74,3 +74,5 @@ export {
   WatchParamsSchema,
   WatchResultSchema,
 } from "./verbs.js";
+export type { StateCheck } from "./verbs-check.js";
+export { checkStateParams, checkStateResult } from "./verbs-check.js";

@@ -27,7 +27,19 @@ const RequestSchema = z.object({
   method: z.string().min(1),
   params: z.unknown().optional(),
 });
-const SuccessSchema = z.object({ jsonrpc: z.literal("2.0"), id: JsonRpcIdSchema, result: z.unknown() });
+
+/** `JsonRpcIdSchema`'s verdict, as a plain check for the path every message takes. */
+function isJsonRpcId(id: unknown): id is JsonRpcId {
+  return typeof id === "string" ? id.length <= 256 : Number.isSafeInteger(id);
+}
+
+/** `RequestSchema`'s verdict when it accepts (anything else is left to the schema, for its issues). */
+function isPlainRequest(
+  message: Record<string, unknown>,
+): message is { jsonrpc: "2.0"; id?: JsonRpcId; method: string; params?: unknown } {
+  const { jsonrpc, id, method } = message;
+  return jsonrpc === "2.0" && (id === undefined || isJsonRpcId(id)) && typeof method === "string" && method.length > 0;
+}
 const FailureSchema = z.object({
   jsonrpc: z.literal("2.0"),
   id: JsonRpcIdSchema.nullable(),
@@ -224,9 +236,10 @@ export class JsonRpcPeer implements JsonRpcChannel {
       this.receiveRequest(message);
       return;
     }
-    const success = "error" in message ? undefined : SuccessSchema.safeParse(message);
-    if (success?.success && "result" in message) {
-      this.settle(success.data.id, (pending) => pending.resolve(success.data.result));
+    // Every answer takes this path: plain checks, the verdict the schema gave, without a zod walk per answer.
+    if (!("error" in message) && "result" in message && message.jsonrpc === "2.0" && isJsonRpcId(message.id)) {
+      const { result } = message;
+      this.settle(message.id, (pending) => pending.resolve(result));
       return;
     }
     const failure = "result" in message ? undefined : FailureSchema.safeParse(message);
@@ -246,7 +259,9 @@ export class JsonRpcPeer implements JsonRpcChannel {
   }
 
   private receiveRequest(message: Record<string, unknown>): void {
-    const parsed = RequestSchema.safeParse(message);
+    const parsed = isPlainRequest(message)
+      ? { success: true as const, data: message }
+      : RequestSchema.safeParse(message);
     if (!parsed.success) {
       const id = JsonRpcIdSchema.safeParse(message.id);
       this.report("invalid request", parsed.error.issues);
@@ -275,27 +290,35 @@ export class JsonRpcPeer implements JsonRpcChannel {
     }
     this.inFlight.add(id);
     const handler = this.handlers.get(method);
-    Promise.resolve()
-      .then(() => {
-        if (handler !== undefined) return handler(params);
-        if (this.options.onRequest !== undefined) return this.options.onRequest(method, params);
-        throw new JsonRpcError(JSON_RPC_ERROR_CODES.methodNotFound, `method not found: ${method}`);
-      })
-      .then(
-        (result) => this.answer(id, method, result),
-        (error: unknown) => {
-          if (error instanceof JsonRpcError) {
-            this.answerError(id, error.code, error.message, error.data);
-          } else {
-            this.report(`handler for ${method} failed`, error);
-            this.answerError(id, JSON_RPC_ERROR_CODES.internalError, `internal error while answering ${method}`);
-          }
-        },
-      )
-      .finally(() => {
-        this.inFlight.delete(id);
-        this.options.onAnswered?.();
-      });
+    // One promise layer per request: the handler's own promise (a synchronous result or throw is wrapped).
+    let settled: Promise<unknown>;
+    try {
+      if (handler !== undefined) settled = Promise.resolve(handler(params));
+      else if (this.options.onRequest !== undefined) settled = Promise.resolve(this.options.onRequest(method, params));
+      else throw new JsonRpcError(JSON_RPC_ERROR_CODES.methodNotFound, `method not found: ${method}`);
+    } catch (error) {
+      settled = Promise.reject(error);
+    }
+    settled.then(
+      (result) => {
+        this.answer(id, method, result);
+        this.answered(id);
+      },
+      (error: unknown) => {
+        if (error instanceof JsonRpcError) {
+          this.answerError(id, error.code, error.message, error.data);
+        } else {
+          this.report(`handler for ${method} failed`, error);
+          this.answerError(id, JSON_RPC_ERROR_CODES.internalError, `internal error while answering ${method}`);
+        }
+        this.answered(id);
+      },
+    );
+  }
+
+  private answered(id: JsonRpcId): void {
+    this.inFlight.delete(id);
+    this.options.onAnswered?.();
   }
 
   private receiveNotification(method: string, params: unknown): void {

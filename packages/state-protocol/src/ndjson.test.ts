@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NdjsonLineReader } from "./ndjson.js";
+import { NdjsonLineReader, NdjsonLineWriter } from "./ndjson.js";
 
 function collect(maxLineBytes?: number) {
   const lines: string[] = [];
@@ -112,5 +112,39 @@ describe("NdjsonLineReader", () => {
     for (const maxLineBytes of [0, -1, 1.5, Number.NaN]) {
       expect(() => new NdjsonLineReader({ maxLineBytes, onLine: () => {}, onOversize: () => {} })).toThrow(RangeError);
     }
+  });
+});
+
+describe("NdjsonLineWriter", () => {
+  it("writes the lines written together as one chunk, in order, and later ones apart", async () => {
+    const chunks: string[] = [];
+    const writer = new NdjsonLineWriter({ write: (text) => chunks.push(text) });
+    writer.writeLine('{"a":1}');
+    writer.writeLine('{"b":2}');
+    expect(chunks).toEqual([]);
+    expect(writer.pendingLines).toBe(2);
+    await Promise.resolve();
+    expect(chunks).toEqual(['{"a":1}\n{"b":2}\n']);
+    writer.writeLine("{}");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chunks).toEqual(['{"a":1}\n{"b":2}\n', "{}\n"]);
+    expect(writer.pendingLines).toBe(0);
+  });
+
+  it("with Node's nextTick, the lines of every promise reaction of the turn go together", async () => {
+    const chunks: string[] = [];
+    const writer = new NdjsonLineWriter({
+      write: (text) => chunks.push(text),
+      schedule: (flush) => process.nextTick(flush),
+    });
+    const answers = Array.from({ length: 64 }, (_, index) =>
+      Promise.resolve(index)
+        .then((value) => value)
+        .then((value) => writer.writeLine(`{"id":${value}}`)),
+    );
+    await Promise.all(answers);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]!.split("\n")).toHaveLength(65);
   });
 });

@@ -74,6 +74,26 @@ function endsInCredential(words: string[], end: number): boolean {
   return before !== undefined && CREDENTIAL_PAIRS.get(last)?.has(before) === true;
 }
 
+/**
+ * Verdicts on field names, kept across calls: a bucket's values repeat the same names, and splitting a name
+ * into words (two regexes) was most of the scan's cost per call. Bounded: short names only, and forgotten
+ * all at once when full.
+ */
+const judgedNames = new Map<string, boolean>();
+const MOST_JUDGED_NAMES = 4096;
+const LONGEST_JUDGED_NAME = 64;
+
+function isCredentialName(name: string): boolean {
+  let verdict = judgedNames.get(name);
+  if (verdict !== undefined) return verdict;
+  verdict = isCredentialFieldName(name);
+  if (name.length <= LONGEST_JUDGED_NAME) {
+    if (judgedNames.size >= MOST_JUDGED_NAMES) judgedNames.clear();
+    judgedNames.set(name, verdict);
+  }
+  return verdict;
+}
+
 /** Where a value carries a credential, and what was recognised. Never any part of the credential itself. */
 export interface CredentialFinding {
   /** `""` for the bare value; `a.b[2]["odd name"]` otherwise. A credential in a field's name is reported at
@@ -96,15 +116,6 @@ interface Place {
  * the stack. `path` prefixes every path found.
  */
 export function findCredential(value: unknown, path = ""): CredentialFinding | undefined {
-  const judged = new Map<string, boolean>();
-  const isCredentialName = (name: string) => {
-    let verdict = judged.get(name);
-    if (verdict === undefined) {
-      verdict = isCredentialFieldName(name);
-      judged.set(name, verdict);
-    }
-    return verdict;
-  };
   const stack: Place[] = [{ value, parent: undefined, step: undefined }];
   while (stack.length > 0) {
     const place = stack.pop()!;
