@@ -10,6 +10,8 @@ import { raise } from "./raise.js";
 // Compaction of replicated buckets right after the raise created them: the scan consumer and the purges go
 // through the stream's leader, wherever the client is connected.
 const catalogue = parseCatalogue([manifest("clustered", { leases: {}, deep: { history: 3 } })]);
+// Three servers on two shared cores: creating an R3 stream took more than the default 5 s once under load.
+const SLOW_CLUSTER_MS = 20_000;
 const COMPACTOR = { grant: composeControllerGrant({ user: "compactor", catalogue }), password: "compactor-secret" };
 
 it("compacts R3 buckets of a three-node cluster: old markers go, values stay, no consumer is left", async () => {
@@ -23,7 +25,7 @@ it("compacts R3 buckets of a three-node cluster: old markers go, values stay, no
       inboxPrefix: COMPACTOR.grant.inboxPrefix,
     }),
   );
-  await raise({ connection: compactor, catalogue, replicas: 3 });
+  await raise({ connection: compactor, catalogue, replicas: 3, timeoutMs: SLOW_CLUSTER_MS });
   for (const name of ["leases", "deep"]) {
     // Seeded through the stream leader's node: another node may not yet know a stream just created (no responders).
     const bucket = `mod_clustered_${name}`;
@@ -34,7 +36,13 @@ it("compacts R3 buckets of a three-node cluster: old markers go, values stay, no
     for (let index = 0; index < 50; index += 1) await kv.put(`k.${index}`, "v");
     for (let index = 0; index < 40; index += 1) await kv.delete(`k.${index}`);
   }
-  const report = await compact({ connection: compactor, catalogue, olderThanMs: 0, now: () => Date.now() + 1 });
+  const report = await compact({
+    connection: compactor,
+    catalogue,
+    olderThanMs: 0,
+    now: () => Date.now() + 1,
+    timeoutMs: SLOW_CLUSTER_MS,
+  });
   for (const bucket of report.buckets) {
     expect(bucket).toMatchObject({ keys: 50, markers: 40, removedMarkers: 40 });
     expect(bucket.after?.messages).toBe(10);

@@ -1,5 +1,5 @@
 import { isDeletionMarker } from "@mesh/manifest-schema";
-import { type ConsumerInfo, jetstream } from "@nats-io/jetstream";
+import { type ConsumerInfo, JetStreamError, jetstream } from "@nats-io/jetstream";
 import { type NatsConnection, nanos, nuid, PermissionViolationError } from "@nats-io/nats-core";
 import { ApiRequestError, jetStreamRequest } from "./jsapi.js";
 
@@ -36,6 +36,9 @@ export class IncompleteScan extends Error {
 }
 
 const SCAN_BATCH = 256;
+/** Pulls in a row that reached no one (503) or heard nothing (heartbeats missed) before the scan gives up. */
+const EMPTY_PULLS_TRIED = 3;
+const EMPTY_PULL_PAUSE_MS = 100;
 /** The server removes a scan consumer left behind after this long (it is deleted at once when all goes well). */
 const SCAN_INACTIVE_MS = 30_000;
 export const SCAN_CONSUMER_PREFIX = "compact_";
@@ -65,7 +68,7 @@ export async function scanMarkers(
   const pulls = `$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`;
   const refusals = watchRefusals(connection, pulls);
   try {
-    return await readAll(connection, created, timeoutMs);
+    return await readAll(connection, created, timeoutMs, refusals.seen);
   } catch (error) {
     // A refused pull reaches the connection's status, not the fetch, which only sees no answer.
     if (refusals.seen()) throw new ApiRequestError("denied", `${pulls}: permission denied`, { cause: error });
@@ -76,7 +79,12 @@ export async function scanMarkers(
   }
 }
 
-async function readAll(connection: NatsConnection, created: ConsumerInfo, timeoutMs: number): Promise<MarkerScan> {
+async function readAll(
+  connection: NatsConnection,
+  created: ConsumerInfo,
+  timeoutMs: number,
+  refused: () => boolean,
+): Promise<MarkerScan> {
   // The keys there at creation: a write meanwhile comes after them, and is newer than any cut. The scan also
   // ends at a message after which the server counts nothing pending: keys that expired meanwhile (a ttl) are
   // not waited for.
@@ -85,6 +93,7 @@ async function readAll(connection: NatsConnection, created: ConsumerInfo, timeou
   const markers: MarkerEntry[] = [];
   let taken = 0;
   let drained = promised === 0;
+  let emptyPulls = 0;
   while (!drained && taken < promised) {
     let got = 0;
     let failure: unknown;
@@ -103,6 +112,14 @@ async function readAll(connection: NatsConnection, created: ConsumerInfo, timeou
     } catch (error) {
       failure = error;
     }
+    const again = got === 0 && failure !== undefined && !refused() && emptyPulls < EMPTY_PULLS_TRIED;
+    if (again && pulledFromNoOne(failure)) {
+      // A consumer just made on a replicated stream may not yet be served where the pull went: nothing was
+      // delivered (no acks are kept, so nothing is skipped), and the same pull is sent again after a pause.
+      emptyPulls += 1;
+      await new Promise((resolve) => setTimeout(resolve, EMPTY_PULL_PAUSE_MS * emptyPulls));
+      continue;
+    }
     if (got === 0) {
       const why = failure instanceof Error ? failure.message : `nothing within ${timeoutMs} ms`;
       throw new IncompleteScan(
@@ -111,6 +128,7 @@ async function readAll(connection: NatsConnection, created: ConsumerInfo, timeou
       );
     }
     taken += got;
+    emptyPulls = 0;
   }
   return { keys: taken, markers };
 }
@@ -130,4 +148,14 @@ function watchRefusals(connection: NatsConnection, subject: string): { seen(): b
   })().catch(() => undefined);
   // The client's status iterator has a stop() that also unregisters it; the type does not show it.
   return { seen: () => seen, stop: () => (statuses as { stop?: () => void }).stop?.() };
+}
+
+/**
+ * A pull that got nothing because no server served the consumer yet: the client's status error with 503, or its
+ * own "heartbeats missed" (a JetStreamError with no status code: nothing at all was heard on the pull).
+ */
+function pulledFromNoOne(failure: unknown): boolean {
+  if (!(failure instanceof JetStreamError)) return false;
+  const { code } = failure as { code?: unknown };
+  return code === undefined || code === 503;
 }
