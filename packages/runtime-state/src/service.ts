@@ -147,7 +147,8 @@ class Service implements StateService, VerbHost {
 
   async target(name: string, access: "read" | "write"): Promise<Target> {
     const issued = this.refusals.issued(name, access);
-    return { name, issued, client: new BucketClient(issued.bucket, this.js, await this.jsm) };
+    const forgetDeletes = issued.forgetDeletes ? { forgetDeletesAfterSeconds: issued.forgetDeletes.afterSeconds } : {};
+    return { name, issued, client: new BucketClient(issued.bucket, this.js, await this.jsm, forgetDeletes) };
   }
 
   async reader(target: Target, filter: string, start: ReaderStart, headersOnly: boolean): Promise<ConsumerReader> {
