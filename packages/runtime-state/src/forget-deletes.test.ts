@@ -61,6 +61,8 @@ describe("a delete in a bucket declaring forgetDeletes, against a real server", 
     const later = await t.watch();
     await t.bundle.untilEvents(later, (events) => events.some((event) => event.type === "current"));
     expect(brief(t.bundle.events(later))).toEqual(["put b@4", "current"]);
+    // The expiry sent the running watch nothing (no server marker without a bucket ttl): a stays deleted for it.
+    expect(brief(t.bundle.events(id))).toEqual(["put a@3", "put b@4", "current", "delete a@5"]);
     // The key can be written again, also as "only if absent".
     expect(await t.owner.handle("mesh/state.put", { bucket: "notes", key: "a", value: 9, revision: 0 })).toMatchObject({
       revision: 6,
