@@ -76,6 +76,7 @@ export const command: Command = {
     const machine = values.machine;
 
     const catalogue = await loadCatalogue(values.catalogue, io.cwd);
+    issueBuckets({ module, catalogue }); // refuses a module the catalogue lacks before any server starts
     const logger = pino(
       { name: "mesh-state dev", level: values.verbose ? "info" : "warn" },
       pino.destination({ fd: 2, sync: true }),
