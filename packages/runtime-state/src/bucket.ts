@@ -127,7 +127,7 @@ export class BucketClient {
     else {
       header.set(KV_OPERATION_HEADER, "PURGE");
       header.set(ROLLUP_HEADER, "sub");
-      header.set(MESSAGE_TTL_HEADER, `${this.forgetDeletesAfterSeconds}s`);
+      header.set(MESSAGE_TTL_HEADER, `${this.forgetDeletesAfterSeconds}s`); // a Go duration: `30d` is refused
     }
     await this.publish(key, new Uint8Array(0), revision, header);
   }
