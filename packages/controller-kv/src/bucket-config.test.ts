@@ -89,6 +89,19 @@ describe("what a server version gives a bucket", () => {
     expect(desiredStreamConfig(untimed!, 1, "2.12.15")).not.toHaveProperty("subject_delete_marker_ttl");
   });
 
+  it("allows message ttls, without server markers, for forgetDeletes from 2.11 only", () => {
+    const [forgetful] = declaredBuckets([manifest("m", { f: { forgetDeletes: "30d" } })]);
+    expect(desiredStreamConfig(forgetful!, 1, "2.12.15")).toMatchObject({ allow_msg_ttl: true });
+    expect(desiredStreamConfig(forgetful!, 1, "2.12.15")).not.toHaveProperty("subject_delete_marker_ttl");
+    expect(desiredStreamConfig(forgetful!, 1, "2.10.27")).not.toHaveProperty("allow_msg_ttl");
+    const { allow_msg_ttl: _allow, ...old } = desiredStreamConfig(forgetful!, 1, "2.12.15");
+    expect(deleteMarkerChanges(old, 0, "2.12.15", true).map((change) => [change.field, change.to])).toEqual([
+      ["allowMessageTtl", true],
+    ]);
+    expect(deleteMarkerChanges(old, 0, "2.10.27", true)).toEqual([]);
+    expect(deleteMarkerChanges(old, 0, "2.12.15", false)).toEqual([]);
+  });
+
   it("asks an existing bucket for the limit, and for markers as long as the ttl that applies", () => {
     const wanted = desiredStreamConfig(declared!, 1, "2.12.15");
     const { consumer_limits: _limits, allow_msg_ttl: _allow, subject_delete_marker_ttl: _ttl, ...old } = wanted;

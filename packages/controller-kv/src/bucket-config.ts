@@ -29,7 +29,10 @@ export interface KvStreamConfig {
   mirror_direct: boolean;
   /** From nats-server 2.10: what any consumer may ask for; set when the server has it. */
   consumer_limits?: { inactive_threshold: number };
-  /** From nats-server 2.11, on buckets with a ttl: an expired key leaves a delete marker. */
+  /**
+   * From nats-server 2.11, on buckets with a ttl (an expired key leaves a delete marker) or `forgetDeletes`
+   * (a delete's marker carries its own ttl).
+   */
   allow_msg_ttl?: boolean;
   subject_delete_marker_ttl?: number;
 }
@@ -88,12 +91,17 @@ export const KV_HEADER_ALLOWANCE = 512;
 /** JetStream's default duplicate window, which must not exceed max_age. */
 export const DUPLICATE_WINDOW_NANOSECONDS = 2 * 60 * 1_000_000_000;
 
-/** The delete-marker settings that go with a ttl of `maxAge` (none without a ttl or below 2.11). */
+/**
+ * The delete-marker settings that go with a ttl of `maxAge` and with `forgetDeletes` (none below 2.11): a ttl
+ * brings markers as long as itself, and either needs per-message ttls (`allow_msg_ttl`).
+ */
 function deleteMarkersFor(
   maxAge: number,
   features: ServerFeatures,
+  forgetDeletes: boolean,
 ): { allow_msg_ttl?: boolean; subject_delete_marker_ttl?: number } {
-  if (!features.deleteMarkers || maxAge <= 0) return {};
+  if (!features.deleteMarkers) return {};
+  if (maxAge <= 0) return forgetDeletes ? { allow_msg_ttl: true } : {};
   return { allow_msg_ttl: true, subject_delete_marker_ttl: Math.max(maxAge, MIN_MARKER_TTL_NANOSECONDS) };
 }
 
@@ -104,7 +112,8 @@ export function duplicateWindowFor(maxAge: number): number {
 /**
  * The stream of `declared` on a server of `serverVersion` (the connection's `info.version`; without it, what
  * every supported server has): from 2.10 its consumers' idleness is bounded; from 2.11 a key that expires by
- * the ttl leaves a delete marker that watchers see as a delete (the marker lives as long as a value would).
+ * the ttl leaves a delete marker that watchers see as a delete (the marker lives as long as a value would), and
+ * a bucket that declares `forgetDeletes` allows per-message ttls, which its deletes' markers carry.
  */
 export function desiredStreamConfig(
   declared: DeclaredBucket,
@@ -113,7 +122,7 @@ export function desiredStreamConfig(
 ): KvStreamConfig {
   const maxAge = declared.ttl === undefined ? 0 : durationToNanoseconds(declared.ttl);
   const features = serverFeatures(serverVersion);
-  const markers = deleteMarkersFor(maxAge, features);
+  const markers = deleteMarkersFor(maxAge, features, declared.forgetDeletes !== undefined);
   return {
     name: declared.stream,
     subjects: [`$KV.${declared.bucket}.>`],
@@ -273,15 +282,16 @@ export function diffBucket(current: Record<string, unknown>, desired: KvStreamCo
 }
 
 /**
- * The delete-marker changes that go with the ttl the bucket will have: markers as long as the ttl on a
- * server that has them; message ttls are never asked to be turned off (the server refuses that).
+ * The delete-marker changes that go with the ttl the bucket will have and its `forgetDeletes`: markers as long
+ * as the ttl on a server that has them; message ttls are never asked to be turned off (the server refuses that).
  */
 export function deleteMarkerChanges(
   current: Record<string, unknown>,
   maxAge: number,
   serverVersion: string | undefined,
+  forgetDeletes = false,
 ): FieldChange[] {
-  const wanted = deleteMarkersFor(maxAge, serverFeatures(serverVersion));
+  const wanted = deleteMarkersFor(maxAge, serverFeatures(serverVersion), forgetDeletes);
   const changes: FieldChange[] = [];
   const allowed = normalise("allow_msg_ttl", current.allow_msg_ttl);
   if (wanted.allow_msg_ttl === true && allowed !== true) {
@@ -291,6 +301,11 @@ export function deleteMarkerChanges(
   const to = wanted.subject_delete_marker_ttl ?? 0;
   if (from !== to) changes.push({ field: "deleteMarkerTtl", jetstreamField: "subject_delete_marker_ttl", from, to });
   return changes;
+}
+
+/** Whether a stream's config, as the server reports it, allows per-message ttls. */
+export function allowsMessageTtl(config: Record<string, unknown>): boolean {
+  return normalise("allow_msg_ttl", config.allow_msg_ttl) === true;
 }
 
 /** The duplicate-window change that goes with the ttl the bucket will have, if any. */

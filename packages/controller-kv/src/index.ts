@@ -38,6 +38,7 @@ export type {
   FailedBucket,
   FieldChange,
   FieldValue,
+  ForgetDeletesBucket,
   IssueBucketsInput,
   Loss,
   Orphan,

@@ -25,3 +25,26 @@ it("refuses a module the catalogue does not hold", () => {
   expect(() => issueBuckets({ module: "nobody", catalogue })).toThrow(ControllerKvError);
   expect(() => issueBuckets({ module: "nobody", catalogue })).toThrow(/register it/);
 });
+
+it("issues forgetDeletes in seconds only for a bucket the raise's report lists as on", () => {
+  const forgetful = [
+    manifest("forgetful", {
+      on: { forgetDeletes: "12h" },
+      old: { forgetDeletes: "7d" },
+      failed: { forgetDeletes: "1s" },
+    }),
+  ];
+  const ref = { module: "forgetful", after: "" };
+  const raised = {
+    forgetDeletes: [
+      { ...ref, bucket: "mod_forgetful_on", name: "on", state: "on" as const },
+      { ...ref, bucket: "mod_forgetful_old", name: "old", state: "unsupported" as const },
+    ],
+  };
+  const issued = issueBuckets({ module: "forgetful", catalogue: forgetful, raised });
+  expect(issued.on?.forgetDeletes).toEqual({ afterSeconds: 43_200 });
+  expect(Object.hasOwn(issued.old!, "forgetDeletes")).toBe(false);
+  expect(Object.hasOwn(issued.failed!, "forgetDeletes")).toBe(false);
+  // Another module's report entry never lends the option to a bucket that does not declare it.
+  expect(issueBuckets({ module: "operators-agent", catalogue, raised }).applied).not.toHaveProperty("forgetDeletes");
+});

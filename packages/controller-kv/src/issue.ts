@@ -1,4 +1,11 @@
-import { bucketName, declaredBuckets, findModule, type IssuedBucket, parseReadReference } from "@mesh/manifest-schema";
+import {
+  bucketName,
+  declaredBuckets,
+  durationToMilliseconds,
+  findModule,
+  type IssuedBucket,
+  parseReadReference,
+} from "@mesh/manifest-schema";
 import { ControllerKvError } from "./errors.js";
 import type { IssueBucketsInput } from "./types.js";
 
@@ -6,7 +13,8 @@ import type { IssueBucketsInput } from "./types.js";
  * The `buckets` section of a module's membership: each `state` declaration under its local name with
  * `access: "write"` and the bucket's max value size, each `reads` entry under `<module>.<name>` with
  * `access: "read"`. A read whose bucket is no longer declared is still issued, as its grant is: the raise
- * reports it as a dangling read, and the bucket (an orphan) keeps its values.
+ * reports it as a dangling read, and the bucket (an orphan) keeps its values. A bucket's `forgetDeletes` is
+ * issued, in seconds, only where the raise's report (`raised`) shows its stream allows per-message ttls.
  *
  * @example
  * issueBuckets({ module: "operators-agent", catalogue })
@@ -21,9 +29,15 @@ export function issueBuckets(input: IssueBucketsInput): Record<string, IssuedBuc
       `module ${JSON.stringify(input.module)} is not in the catalogue: register it before issuing its membership`,
     );
   }
+  const expiring = new Set(
+    (input.raised?.forgetDeletes ?? []).filter((entry) => entry.state === "on").map((entry) => entry.bucket),
+  );
   const buckets: Record<string, IssuedBucket> = {};
   for (const declared of declaredBuckets([manifest])) {
     buckets[declared.name] = { bucket: declared.bucket, access: "write", maxValueSize: declared.maxValueSize };
+    if (declared.forgetDeletes !== undefined && expiring.has(declared.bucket)) {
+      buckets[declared.name]!.forgetDeletes = { afterSeconds: durationToMilliseconds(declared.forgetDeletes) / 1000 };
+    }
   }
   for (const reference of manifest.reads ?? []) {
     const parts = parseReadReference(reference);

@@ -10,11 +10,13 @@ import type { StreamInfo } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import { immutableAdvice, lossAdvice } from "./advice.js";
 import {
+  allowsMessageTtl,
   deleteMarkerChanges,
   desiredStreamConfig,
   diffBucket,
   duplicateWindowChange,
   type KvStreamConfig,
+  serverFeatures,
   setField,
   settingsOf,
 } from "./bucket-config.js";
@@ -136,6 +138,7 @@ function emptyReport(plan: boolean, replicas: number): RaiseReport {
     failed: [],
     notAttempted: [],
     nearlyFull: [],
+    forgetDeletes: [],
   };
 }
 
@@ -146,6 +149,7 @@ function mergeInto(report: RaiseReport, part: RaiseReport): void {
   report.conflicts.push(...part.conflicts);
   report.failed.push(...part.failed);
   report.notAttempted.push(...part.notAttempted);
+  report.forgetDeletes.push(...part.forgetDeletes);
 }
 
 function incomplete(report: RaiseReport, stoppedBy: Error | undefined): ControllerKvError {
@@ -211,6 +215,26 @@ async function create(bucket: DeclaredBucket, desired: KvStreamConfig, context: 
     context.logger.info({ ...ref, settings: settingsOf(desired) }, `created bucket ${bucket.bucket}`);
   }
   context.report.created.push({ ...ref, settings: settingsOf(desired) });
+  recordForgetDeletes(bucket, desired.allow_msg_ttl === true, context);
+}
+
+/**
+ * Lists a bucket declaring `forgetDeletes` in the report, once its stream is as the raise leaves it: `on` if
+ * the stream allows per-message ttls; below 2.11 `unsupported`, with a warning.
+ */
+function recordForgetDeletes(bucket: DeclaredBucket, allowsTtl: boolean, context: Context): void {
+  if (bucket.forgetDeletes === undefined) return;
+  const entry = { ...refOf(bucket), after: bucket.forgetDeletes };
+  if (allowsTtl) {
+    context.report.forgetDeletes.push({ ...entry, state: "on" });
+    return;
+  }
+  if (serverFeatures(context.serverVersion).deleteMarkers) return; // cannot happen: the raise asked for it
+  context.report.forgetDeletes.push({ ...entry, state: "unsupported" });
+  context.logger.warn(
+    { ...entry, serverVersion: context.serverVersion },
+    `bucket ${bucket.bucket} declares forgetDeletes ${bucket.forgetDeletes}, which needs nats-server 2.11 or later (this is ${context.serverVersion ?? "unknown"}): its delete markers stay until mesh-state compact removes them`,
+  );
 }
 
 async function assertExisting(
@@ -249,7 +273,9 @@ async function assertExisting(
   const maxAge = ttl ? desired.max_age : Number(currentConfig.max_age ?? 0);
   const window = duplicateWindowChange(currentConfig, maxAge);
   if (window) apply.push(window);
-  apply.push(...deleteMarkerChanges(currentConfig, maxAge, context.serverVersion));
+  apply.push(...deleteMarkerChanges(currentConfig, maxAge, context.serverVersion, bucket.forgetDeletes !== undefined));
+  const allowsTtl =
+    allowsMessageTtl(currentConfig) || apply.some((change) => change.field === "allowMessageTtl" && change.to === true);
 
   for (const conflict of conflicts) {
     context.report.conflicts.push(conflict);
@@ -260,6 +286,7 @@ async function assertExisting(
   }
   if (apply.length === 0) {
     if (conflicts.length === 0) context.report.unchanged.push(bucket.bucket);
+    recordForgetDeletes(bucket, allowsTtl, context);
     return;
   }
   if (!context.plan) {
@@ -277,6 +304,7 @@ async function assertExisting(
     );
   }
   context.report.updated.push({ ...ref, changes: apply, ...(accepted.length > 0 ? { loss: accepted } : {}) });
+  recordForgetDeletes(bucket, allowsTtl, context);
 }
 
 function recordFailure(context: Context, ref: BucketRef, action: "create" | "update", error: unknown): void {

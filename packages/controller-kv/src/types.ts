@@ -213,8 +213,26 @@ export interface RaiseReport {
   notAttempted: NotAttemptedBucket[];
   /** Buckets at or above 90 % of their max bytes, fullest first. */
   nearlyFull: NearlyFullBucket[];
+  /**
+   * Each declared bucket with `forgetDeletes` that this raise asserted (created, updated or found as declared),
+   * and whether its markers can expire: the input `issueBuckets` issues the option from.
+   */
+  forgetDeletes: ForgetDeletesBucket[];
   /** Set when the buckets to create do not fit the account's file store: then nothing is created. */
   storeShortfall?: StoreShortfall;
+}
+
+/**
+ * A bucket that declares `forgetDeletes`, after the raise:
+ * - `on`: its stream allows per-message ttls (`allow_msg_ttl`, nats-server 2.11+), so its deletes' markers
+ *   can carry one; with `plan`, it would;
+ * - `unsupported`: the server is older than 2.11; the markers stay until `compact` removes them.
+ * A bucket whose create or update failed is not listed (see `failed`): the option is not issued for it.
+ */
+export interface ForgetDeletesBucket extends BucketRef {
+  /** As declared: `30d`. */
+  after: string;
+  state: "on" | "unsupported";
 }
 
 /** What a raise would reserve beyond the account's file store limit (`$JS.API.INFO`), in bytes. */
@@ -244,4 +262,9 @@ export interface BucketSettings {
 export interface IssueBucketsInput {
   module: string;
   catalogue: Catalogue;
+  /**
+   * The report of the raise that asserted the catalogue's buckets: `forgetDeletes` is issued only for a bucket
+   * it lists as `on` (a delete with a ttl to a stream without `allow_msg_ttl` is refused). Without it, never.
+   */
+  raised?: Pick<RaiseReport, "forgetDeletes">;
 }

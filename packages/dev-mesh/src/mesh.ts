@@ -74,7 +74,7 @@ export interface Mesh extends AsyncDisposable {
   credentials(user: MeshUser): Credentials;
   /** A connection as `user` (its password, its inbox prefix), closed with the mesh. `servers`: every node by default. */
   connect(user: MeshUser, options?: ConnectionOptions & { servers?: string | string[] }): Promise<NatsConnection>;
-  /** The membership the controller issues for `module`. */
+  /** The membership the controller issues for `module`, after this mesh's raise (so `forgetDeletes` where it is on). */
   membership(module: string): { module: string; buckets: Record<string, IssuedBucket> };
   /** Kills the servers at once (a second Ctrl-C); `dispose` still cleans up. */
   killNow(): void;
@@ -161,7 +161,7 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
       report,
       credentials,
       connect: connectAs,
-      membership: (module) => ({ module, buckets: issueBuckets({ module, catalogue }) }),
+      membership: (module) => ({ module, buckets: issueBuckets({ module, catalogue, raised: report }) }),
       killNow: killAllTrackedSync,
       [Symbol.asyncDispose]: stop,
     };

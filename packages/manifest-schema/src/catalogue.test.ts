@@ -112,6 +112,15 @@ describe("checkCatalogue and parseCatalogue", () => {
 });
 
 describe("declaredBuckets", () => {
+  it("carries forgetDeletes as written, and leaves it out when not declared", () => {
+    const sessions: Manifest = { name: "m", state: { sessions: { forgetDeletes: "7d" }, plain: {} } };
+    expect(declaredBuckets([sessions]).map((bucket) => [bucket.name, bucket.forgetDeletes])).toEqual([
+      ["plain", undefined],
+      ["sessions", "7d"],
+    ]);
+    expect(Object.hasOwn(declaredBuckets([sessions])[0]!, "forgetDeletes")).toBe(false);
+  });
+
   it("fills in the defaults and the NATS names, sorted by bucket", () => {
     expect(declaredBuckets([agent, licence])).toEqual([
       {

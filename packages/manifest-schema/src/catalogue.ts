@@ -23,6 +23,8 @@ export interface DeclaredBucket {
   history: number;
   /** The declared ttl, as written (`30d`); absent for no expiry. */
   ttl?: string;
+  /** How long a delete marker stays, as written (`30d`); absent when markers stay until compacted. */
+  forgetDeletes?: string;
   maxValueSize: number;
   maxBytes: number;
 }
@@ -40,6 +42,7 @@ export function declaredBuckets(catalogue: Catalogue): DeclaredBucket[] {
         stream: streamName(bucket),
         history: options.history ?? STATE_DEFAULTS.history,
         ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
+        ...(options.forgetDeletes === undefined ? {} : { forgetDeletes: options.forgetDeletes }),
         maxValueSize: options.maxValueSize ?? STATE_DEFAULTS.maxValueSize,
         maxBytes: options.maxBytes ?? STATE_DEFAULTS.maxBytes,
       });

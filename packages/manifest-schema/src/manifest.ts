@@ -10,7 +10,7 @@ import { ModuleNameSchema, ReadReferenceSchema, StateNameSchema } from "./names.
  *
  * @example
  * { "name": "operators-agent",
- *   "state": { "mcp-servers": {}, "applied": { "history": 5, "ttl": "30d" } },
+ *   "state": { "mcp-servers": {}, "applied": { "history": 5, "ttl": "30d" }, "sessions": { "forgetDeletes": "7d" } },
  *   "reads": ["licence-manager.bindings"] }
  */
 
@@ -28,6 +28,17 @@ export const StateOptionsSchema = z
       .regex(DURATION_PATTERN, "a ttl is a whole number (1 to 5 digits) and s, m, h or d, such as 90s, 12h or 30d")
       .optional()
       .meta({ description: "How long a value lives: 90s, 12h, 30d; default: for ever." }),
+    forgetDeletes: z
+      .string()
+      .regex(
+        DURATION_PATTERN,
+        "forgetDeletes is a whole number (1 to 5 digits) and s, m, h or d, such as 90s, 12h or 30d",
+      )
+      .optional()
+      .meta({
+        description:
+          "How long a deleted key's marker stays before the server removes it (nats-server 2.11+): 90s, 12h, 30d; default: kept until compacted. A deleted key's history then shows only its deletion.",
+      }),
     maxValueSize: z
       .number()
       .int()

@@ -43,6 +43,26 @@ describe("parseMembership", () => {
     ]);
   });
 
+  it("accepts forgetDeletes in seconds and refuses anything else in it", () => {
+    const sessions = { bucket: "mod_m_sessions", access: "write", forgetDeletes: { afterSeconds: 2_592_000 } };
+    expect(parseMembership({ module: "m", buckets: { sessions } }).buckets.sessions?.forgetDeletes).toEqual({
+      afterSeconds: 2_592_000,
+    });
+    const result = checkMembership({
+      module: "m",
+      buckets: {
+        zero: { ...sessions, forgetDeletes: { afterSeconds: 0 } },
+        written: { ...sessions, forgetDeletes: "30d" },
+        extra: { ...sessions, forgetDeletes: { afterSeconds: 1, as: "purge" } },
+      },
+    });
+    expect(result.ok ? [] : result.issues.map((issue) => issue.path)).toEqual([
+      "buckets.zero.forgetDeletes.afterSeconds",
+      "buckets.written.forgetDeletes",
+      "buckets.extra.forgetDeletes",
+    ]);
+  });
+
   it("refuses an own __proto__ bucket instead of dropping it", () => {
     const input = JSON.parse('{"module":"m","buckets":{"__proto__":{"bucket":"mod_a_b","access":"write"}}}');
     expect(checkMembership(input)).toEqual({

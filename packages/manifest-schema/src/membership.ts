@@ -10,6 +10,7 @@ import { ModuleNameSchema, NatsBucketNameSchema } from "./names.js";
  * { "module": "operators-agent",
  *   "buckets": {
  *     "mcp-servers": { "bucket": "mod_operators-agent_mcp-servers", "access": "write", "maxValueSize": 262144 },
+ *     "sessions": { "bucket": "mod_operators-agent_sessions", "access": "write", "forgetDeletes": { "afterSeconds": 604800 } },
  *     "licence-manager.bindings": { "bucket": "mod_licence-manager_bindings", "access": "read" } } }
  */
 
@@ -21,6 +22,13 @@ export const IssuedBucketSchema = z.strictObject({
   access: AccessSchema,
   /** The bucket's max encoded value size; the mesh cap when absent. */
   maxValueSize: z.number().int().min(1).max(MESH_CAPS.maxValueSize).optional(),
+  /**
+   * Present when the bucket declares `forgetDeletes` and its stream allows per-message ttls (nats-server 2.11+,
+   * `allow_msg_ttl`): the runtime writes a delete as a `PURGE` (`Nats-Rollup: sub`, so no older value is left to
+   * come back) with `Nats-TTL: <afterSeconds>s`, and the server removes the marker after that long. A runtime
+   * older than this field refuses a membership carrying it: upgrade runtimes before declaring forgetDeletes.
+   */
+  forgetDeletes: z.strictObject({ afterSeconds: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }).optional(),
 });
 export type IssuedBucket = z.infer<typeof IssuedBucketSchema>;
 

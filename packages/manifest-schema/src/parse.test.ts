@@ -45,7 +45,7 @@ describe("parseManifest", () => {
       'state.big.ttl: a ttl is a whole number (1 to 5 digits) and s, m, h or d, such as 90s, 12h or 30d, got "1w"',
       "state.big.maxValueSize: at most 262144, got 262145",
       "state.big.maxBytes: at most 67108864, got 67108865",
-      'state.big: unknown field "replicas": a state declaration takes only history, ttl, maxValueSize, maxBytes',
+      'state.big: unknown field "replicas": a state declaration takes only history, ttl, forgetDeletes, maxValueSize, maxBytes',
       'reads[0]: a read reference is <module>.<name>, each part lower-case letters, digits and -, starting with a letter, at most 63 characters, got "alone"',
     ]);
   });

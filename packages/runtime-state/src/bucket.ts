@@ -17,6 +17,8 @@ export type StoredEntry =
   | { key: string; revision: number; updated: string; deleted: true };
 
 const EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
+const ROLLUP_HEADER = "Nats-Rollup";
+const MESSAGE_TTL_HEADER = "Nats-TTL";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -60,6 +62,8 @@ export interface BucketClientOptions {
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
   onNoResponders?: (attempt: number) => void;
+  /** The issued bucket's `forgetDeletes.afterSeconds`: a delete's marker then expires after that long. */
+  forgetDeletesAfterSeconds?: number;
 }
 
 export class BucketClient {
@@ -70,6 +74,7 @@ export class BucketClient {
   private jsm: JetStreamManager | Promise<JetStreamManager>;
   private readonly noRespondersRetryMs: number;
   private readonly onNoResponders: ((attempt: number) => void) | undefined;
+  private readonly forgetDeletesAfterSeconds: number | undefined;
 
   constructor(
     bucket: string,
@@ -91,6 +96,7 @@ export class BucketClient {
     }
     this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
     this.onNoResponders = options.onNoResponders;
+    this.forgetDeletesAfterSeconds = options.forgetDeletesAfterSeconds;
   }
 
   subject(key: string): string {
@@ -159,10 +165,19 @@ export class BucketClient {
     }
   }
 
-  /** Writes a delete marker; `revision` as in `put` (0: only if the key never had a message). */
+  /**
+   * Writes a delete marker; `revision` as in `put` (0: only if the key never had a message). In a bucket issued
+   * `forgetDeletes` the marker is a `PURGE` that rolls up the key's older values and expires by its own ttl
+   * (decision 0009): an expiring `DEL` would bring the older value back.
+   */
   async delete(key: string, revision?: number): Promise<void> {
     const header = headers();
-    header.set(KV_OPERATION_HEADER, "DEL");
+    if (this.forgetDeletesAfterSeconds === undefined) header.set(KV_OPERATION_HEADER, "DEL");
+    else {
+      header.set(KV_OPERATION_HEADER, "PURGE");
+      header.set(ROLLUP_HEADER, "sub");
+      header.set(MESSAGE_TTL_HEADER, `${this.forgetDeletesAfterSeconds}s`); // a Go duration: `30d` is refused
+    }
     await this.publish(key, new Uint8Array(0), revision, header);
   }
 

@@ -158,10 +158,14 @@ class Service implements StateService, VerbHost {
   /** Synchronous (no promise layer per call): one client per bucket, made on first use. */
   target(name: string, access: "read" | "write"): Target {
     const issued = this.refusals.issued(name, access);
-    let client = this.clients.get(issued.bucket);
+    const forgetDeletesAfterSeconds = issued.forgetDeletes?.afterSeconds;
+    // One client per bucket and delete rule: memberships issued before and after a raise may differ in it.
+    const clientKey = `${issued.bucket} ${forgetDeletesAfterSeconds ?? ""}`;
+    let client = this.clients.get(clientKey);
     if (client === undefined) {
-      client = new BucketClient(issued.bucket, this.js, this.jsm);
-      this.clients.set(issued.bucket, client);
+      const options = forgetDeletesAfterSeconds === undefined ? {} : { forgetDeletesAfterSeconds };
+      client = new BucketClient(issued.bucket, this.js, this.jsm, options);
+      this.clients.set(clientKey, client);
     }
     return { name, issued, client };
   }

@@ -8,7 +8,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { createStateService } from "../src/service.js";
 import type { StdioHandle } from "../src/stdio.js";
-import type { StateLimits, StateService } from "../src/types.js";
+import type { StateLimits, StateService, StateServiceOptions } from "../src/types.js";
 
 export const BUCKET = "mod_notes-app_notes";
 export const OTHER_BUCKET = "mod_other_stuff";
@@ -27,6 +27,8 @@ export interface BucketSpec {
   maxBytes?: number;
   /** A ttl (`2s`) for notes-app.notes, raised by controller-kv as on this server's version (delete markers from 2.11). */
   ttl?: string;
+  /** forgetDeletes (`1s`) for notes-app.notes: issued in `membership` where the raise turned it on. */
+  forgetDeletes?: string;
 }
 
 /**
@@ -36,7 +38,16 @@ export interface BucketSpec {
 export async function stateServer(spec: BucketSpec = {}) {
   const options = { history: spec.history ?? 5, ...(spec.maxBytes ? { maxBytes: spec.maxBytes } : {}) };
   const catalogue = parseCatalogue([
-    { name: "notes-app", state: { notes: { ...options, ...(spec.ttl ? { ttl: spec.ttl } : {}) } } },
+    {
+      name: "notes-app",
+      state: {
+        notes: {
+          ...options,
+          ...(spec.ttl ? { ttl: spec.ttl } : {}),
+          ...(spec.forgetDeletes ? { forgetDeletes: spec.forgetDeletes } : {}),
+        },
+      },
+    },
     { name: "dash", reads: ["notes-app.notes"] },
     { name: "other", state: { stuff: options } },
   ]);
@@ -47,6 +58,10 @@ export async function stateServer(spec: BucketSpec = {}) {
     server: mesh.server!,
     admin,
     jsm,
+    /** The membership the controller issues for `module` after the mesh's raise. */
+    membership: (module: string) => mesh.membership(module),
+    /** The mesh's raise report. */
+    report: mesh.report,
     /** The machine's state connection, exactly as the runtime gets it (through `servers` when given: a proxy). */
     machine: (machine: "m1" | "m2", servers: string | string[] = mesh.urls): Promise<NatsConnection> =>
       mesh.connect(machine, { servers, maxReconnectAttempts: -1, reconnectTimeWait: 100 }),
@@ -87,8 +102,12 @@ export const brief = (events: SeenEvent[]) =>
 export async function watchScene(
   nats: Awaited<ReturnType<typeof stateServer>>,
   reader: { connection?: NatsConnection; limits?: Partial<StateLimits> } = {},
+  ownerOptions: { membership?: StateServiceOptions["membership"] } = {},
 ) {
-  const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
+  const owner = createStateService({
+    connection: await nats.machine("m1"),
+    membership: ownerOptions.membership ?? ownerMembership,
+  });
   const readerService = createStateService({
     connection: reader.connection ?? (await nats.machine("m2")),
     membership: readerMembership,

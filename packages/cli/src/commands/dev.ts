@@ -76,7 +76,7 @@ export const command: Command = {
     const machine = values.machine;
 
     const catalogue = await loadCatalogue(values.catalogue, io.cwd);
-    const membership = { module, buckets: issueBuckets({ module, catalogue }) };
+    issueBuckets({ module, catalogue }); // refuses a module the catalogue lacks before any server starts
     const logger = pino(
       { name: "mesh-state dev", level: values.verbose ? "info" : "warn" },
       pino.destination({ fd: 2, sync: true }),
@@ -92,12 +92,16 @@ export const command: Command = {
         })
       : await startEmbeddedMesh({ catalogue, module, machine, logger });
     const { report } = mesh;
+    // Issued after the raise: forgetDeletes only where the raise turned per-message ttls on.
+    const membership = { module, buckets: issueBuckets({ module, catalogue, raised: report }) };
     say(`${module} on machine ${machine}, ${values.server ? "" : "embedded "}nats-server ${mesh.url}`);
     say(
       `raise: ${report.created.length} created, ${report.updated.length} updated, ${report.unchanged.length} unchanged`,
     );
     for (const [name, issued] of Object.entries(membership.buckets))
-      say(`  ${name} -> ${issued.bucket} (${issued.access})`);
+      say(
+        `  ${name} -> ${issued.bucket} (${issued.access}${issued.forgetDeletes ? `, deletes forgotten after ${issued.forgetDeletes.afterSeconds} s` : ""})`,
+      );
     if (mesh.inspect) {
       const first = Object.keys(membership.buckets)[0];
       const reference = first === undefined ? "<module>.<name>" : first.includes(".") ? first : `${module}.${first}`;

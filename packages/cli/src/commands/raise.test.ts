@@ -7,6 +7,7 @@ import { connect } from "@nats-io/transport-node";
 import { afterEach, expect, it } from "vitest";
 import { meshState } from "../../test/mesh-state.js";
 import { controllerAndAdminConfig } from "../../test/state-users.js";
+import { formatReport } from "./raise.js";
 
 // The controller's state user as composed, and an admin used only to seed a value.
 const CONFIG = controllerAndAdminConfig();
@@ -168,4 +169,27 @@ it("raise --fleet-size and --max-consumers set each bucket's consumer ceiling", 
   const bad = await meshState(["raise", "--catalogue", dir, ...auth, "--max-consumers", "mod_fleet_small"]);
   expect(bad.code).not.toBe(0);
   expect(bad.stderr).toMatch(/--max-consumers takes BUCKET=N/);
+});
+
+it("raise shows a forgetDeletes the server cannot honour (below 2.11), and nothing for one it does", () => {
+  const empty = { plan: false, replicas: 1, created: [], updated: [], conflicts: [], orphans: [], danglingReads: [] };
+  const ref = { module: "agent", name: "sessions", after: "7d" };
+  const table = formatReport(
+    {
+      ...empty,
+      unchanged: ["mod_agent_sessions", "mod_agent_leases"],
+      failed: [],
+      notAttempted: [],
+      nearlyFull: [],
+      forgetDeletes: [
+        { ...ref, bucket: "mod_agent_sessions", state: "unsupported" },
+        { ...ref, bucket: "mod_agent_leases", name: "leases", state: "on" },
+      ],
+    },
+    "nats://x",
+  );
+  expect(table).toMatch(
+    /UNSUPPORTED\s+mod_agent_sessions\s+forgetDeletes 7d needs nats-server 2.11 or later: delete markers stay until mesh-state compact/,
+  );
+  expect(table).not.toMatch(/mod_agent_leases/);
 });

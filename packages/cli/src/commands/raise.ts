@@ -179,6 +179,13 @@ export function formatReport(report: RaiseReport, server: string): string {
   for (const skipped of report.notAttempted) {
     rows.push(["NOT DONE", skipped.bucket, `${skipped.action} not sent: JetStream stopped answering; raise again`]);
   }
+  for (const bucket of report.forgetDeletes.filter((entry) => entry.state === "unsupported")) {
+    rows.push([
+      "UNSUPPORTED",
+      bucket.bucket,
+      `forgetDeletes ${bucket.after} needs nats-server 2.11 or later: delete markers stay until mesh-state compact`,
+    ]);
+  }
   for (const full of report.nearlyFull) {
     rows.push(["NEARLY FULL", full.bucket, `${full.percent} % of max bytes (${full.bytes} of ${full.maxBytes} B)`]);
   }
