@@ -45,6 +45,9 @@ it("issues forgetDeletes in seconds only for a bucket the raise's report lists a
   expect(issued.on?.forgetDeletes).toEqual({ afterSeconds: 43_200 });
   expect(Object.hasOwn(issued.old!, "forgetDeletes")).toBe(false);
   expect(Object.hasOwn(issued.failed!, "forgetDeletes")).toBe(false);
+  // A plan's report changed nothing: its "on" issues nothing.
+  const planned = issueBuckets({ module: "forgetful", catalogue: forgetful, raised: { ...raised, plan: true } });
+  expect(Object.hasOwn(planned.on!, "forgetDeletes")).toBe(false);
   // Another module's report entry never lends the option to a bucket that does not declare it.
   expect(issueBuckets({ module: "operators-agent", catalogue, raised }).applied).not.toHaveProperty("forgetDeletes");
 });

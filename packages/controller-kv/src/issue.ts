@@ -14,7 +14,7 @@ import type { IssueBucketsInput } from "./types.js";
  * `access: "write"` and the bucket's max value size, each `reads` entry under `<module>.<name>` with
  * `access: "read"`. A read whose bucket is no longer declared is still issued, as its grant is: the raise
  * reports it as a dangling read, and the bucket (an orphan) keeps its values. A bucket's `forgetDeletes` is
- * issued, in seconds, only where the raise's report (`raised`) shows its stream allows per-message ttls.
+ * issued, in seconds, only where the raise's report (`raised`, not a plan's) shows its stream allows per-message ttls.
  *
  * @example
  * issueBuckets({ module: "operators-agent", catalogue })
@@ -29,8 +29,10 @@ export function issueBuckets(input: IssueBucketsInput): Record<string, IssuedBuc
       `module ${JSON.stringify(input.module)} is not in the catalogue: register it before issuing its membership`,
     );
   }
+  // A plan's "on" means "would be on": nothing was changed, so nothing is issued from it.
+  const raised = input.raised?.plan === true ? undefined : input.raised;
   const expiring = new Set(
-    (input.raised?.forgetDeletes ?? []).filter((entry) => entry.state === "on").map((entry) => entry.bucket),
+    (raised?.forgetDeletes ?? []).filter((entry) => entry.state === "on").map((entry) => entry.bucket),
   );
   const buckets: Record<string, IssuedBucket> = {};
   for (const declared of declaredBuckets([manifest])) {

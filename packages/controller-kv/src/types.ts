@@ -266,5 +266,5 @@ export interface IssueBucketsInput {
    * The report of the raise that asserted the catalogue's buckets: `forgetDeletes` is issued only for a bucket
    * it lists as `on` (a delete with a ttl to a stream without `allow_msg_ttl` is refused). Without it, never.
    */
-  raised?: Pick<RaiseReport, "forgetDeletes">;
+  raised?: Pick<RaiseReport, "forgetDeletes"> & Partial<Pick<RaiseReport, "plan">>;
 }
