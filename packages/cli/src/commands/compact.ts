@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
-import { type CompactReport, ControllerKvError, compact } from "@mesh/controller-kv";
+import { type CompactReport, compact } from "@mesh/controller-kv";
 import { DURATION_PATTERN, durationToMilliseconds } from "@mesh/manifest-schema";
 import { pino } from "pino";
 import { loadEachManifest } from "../catalogue-files.js";
 import { connectAsController, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
+import { runAsController } from "../controller-run.js";
 import { formatReportTable } from "../report-table.js";
 import { type Command, UsageError } from "../types.js";
 
@@ -57,23 +58,18 @@ export const command: Command = {
     if (format !== "text" && format !== "json") throw new UsageError(`--format is text or json, not ${format}`);
     const catalogue = await loadEachManifest(values.catalogue, io.cwd, "nothing was compacted");
     const connection = await connectAsController(values, "mesh-state compact", io.env);
-    let report: CompactReport;
-    let failure: ControllerKvError | undefined;
-    try {
-      report = await compact({
-        connection,
-        catalogue,
-        olderThanMs: durationToMilliseconds(olderThan),
-        plan: values.plan,
-        logger: pino({ level: "warn" }, io.stderr),
-      });
-    } catch (error) {
-      if (!(error instanceof ControllerKvError) || !error.compaction) throw error;
-      report = error.compaction;
-      failure = error;
-    } finally {
-      await connection.close();
-    }
+    const { report, failure } = await runAsController(
+      connection,
+      () =>
+        compact({
+          connection,
+          catalogue,
+          olderThanMs: durationToMilliseconds(olderThan),
+          plan: values.plan,
+          logger: pino({ level: "warn" }, io.stderr),
+        }),
+      (error) => error.compaction,
+    );
     io.stdout.write(format === "json" ? `${JSON.stringify(report, null, 2)}\n` : formatCompaction(report, olderThan));
     if (failure) io.stderr.write(`mesh-state compact: ${failure.message}\n`);
     return report.failed.length > 0 ? 1 : 0;

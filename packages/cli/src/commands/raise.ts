@@ -1,15 +1,9 @@
 import { parseArgs } from "node:util";
-import {
-  ControllerKvError,
-  describeLoss,
-  describeShortfall,
-  type FieldChange,
-  type RaiseReport,
-  raise,
-} from "@mesh/controller-kv";
+import { describeLoss, describeShortfall, type FieldChange, type RaiseReport, raise } from "@mesh/controller-kv";
 import { type Level, pino } from "pino";
 import { loadEachManifest } from "../catalogue-files.js";
 import { connectAsController, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
+import { runAsController } from "../controller-run.js";
 import { formatReportTable } from "../report-table.js";
 import { type Command, UsageError } from "../types.js";
 
@@ -83,26 +77,21 @@ export const command: Command = {
     const catalogue = await loadEachManifest(values.catalogue, io.cwd, "nothing was raised");
     const server = await resolveServerOptions(values, io.env);
     const connection = await connectAsController(server, "mesh-state raise", io.env);
-    let report: RaiseReport;
-    let failure: ControllerKvError | undefined;
-    try {
-      report = await raise({
-        connection,
-        catalogue,
-        replicas,
-        plan: values.plan,
-        acceptLoss: values["accept-loss"],
-        allowUnsupportedServer: values["allow-unsupported-server"],
-        logger,
-        ...sizing,
-      });
-    } catch (error) {
-      if (!(error instanceof ControllerKvError) || !error.report) throw error;
-      report = error.report;
-      failure = error;
-    } finally {
-      await connection.close();
-    }
+    const { report, failure } = await runAsController(
+      connection,
+      () =>
+        raise({
+          connection,
+          catalogue,
+          replicas,
+          plan: values.plan,
+          acceptLoss: values["accept-loss"],
+          allowUnsupportedServer: values["allow-unsupported-server"],
+          logger,
+          ...sizing,
+        }),
+      (error) => error.report,
+    );
     io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, server.server ?? ""));
     if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
     const problems = report.conflicts.length + report.failed.length + report.notAttempted.length;
