@@ -2,8 +2,8 @@ import { type DeclaredBucket, declaredBuckets } from "@mesh/manifest-schema";
 import type { Logger } from "pino";
 import type { BucketCompaction, CompactOptions, CompactReport, FailedCompaction, StreamSize } from "./compact-types.js";
 import { ControllerKvError } from "./errors.js";
-import { ApiRequestError, checkStreamInfo, jetStreamRequest } from "./jsapi.js";
-import { IncompleteScan, type MarkerEntry, scanMarkers } from "./marker-scan.js";
+import { ApiRequestError, type JetStreamApi, jetStreamApi } from "./jsapi.js";
+import { IncompleteScan, scanMarkers } from "./marker-scan.js";
 import { checkCompactOptions, silentLogger } from "./options.js";
 import { forEachBounded } from "./stop-gate.js";
 
@@ -35,7 +35,8 @@ export async function compact(options: CompactOptions): Promise<CompactReport> {
     absent: [],
     failed: [],
   };
-  const context = { ...options, connection, timeoutMs, plan, cutoffMs, logger };
+  const api = jetStreamApi(connection, timeoutMs);
+  const context = { ...options, connection, api, timeoutMs, plan, cutoffMs, logger };
   const causes: unknown[] = [];
   for (const bucket of declaredBuckets(catalogue)) {
     const ref = { bucket: bucket.bucket, module: bucket.module, name: bucket.name };
@@ -67,6 +68,7 @@ export async function compact(options: CompactOptions): Promise<CompactReport> {
 }
 
 interface BucketContext extends CompactOptions {
+  api: JetStreamApi;
   timeoutMs: number;
   plan: boolean;
   cutoffMs: number;
@@ -77,7 +79,7 @@ interface BucketContext extends CompactOptions {
 async function compactBucket(bucket: DeclaredBucket, context: BucketContext): Promise<BucketCompaction | null> {
   const started = performance.now();
   const { connection, timeoutMs, cutoffMs, logger } = context;
-  const before = await streamSize(context, bucket.stream);
+  const before = await streamSize(context.api, bucket.stream);
   if (!before) return null;
   const scan = await scanMarkers(connection, bucket.stream, bucket.bucket, timeoutMs);
   const old = scan.markers.filter((marker) => marker.storedAtMs < cutoffMs);
@@ -96,13 +98,14 @@ async function compactBucket(bucket: DeclaredBucket, context: BucketContext): Pr
   if (!context.plan && old.length > 0) {
     await context.beforePurge?.({ ...result });
     await forEachBounded(old, PURGE_CONCURRENCY, async (marker) => {
-      const purged = await purgeThrough(context, bucket.stream, marker);
+      // The marker and the key's older entries: everything of that subject up to the marker's sequence.
+      const purged = await context.api.purgeSubject(bucket.stream, marker.subject, marker.sequence + 1);
       result.removedMessages += purged;
       // Nothing purged: a write since the scan had already replaced the marker (history 1).
       if (purged > 0) result.removedMarkers += 1;
     });
   }
-  if (!context.plan) result.after = (await streamSize(context, bucket.stream)) ?? { messages: 0, bytes: 0 };
+  if (!context.plan) result.after = (await streamSize(context.api, bucket.stream)) ?? { messages: 0, bytes: 0 };
   result.durationMs = Math.round(performance.now() - started);
   logger.debug(
     result,
@@ -111,28 +114,9 @@ async function compactBucket(bucket: DeclaredBucket, context: BucketContext): Pr
   return result;
 }
 
-/** Removes a marker and its key's older entries: STREAM.PURGE of that subject, below the marker's sequence + 1. */
-async function purgeThrough(context: BucketContext, stream: string, marker: MarkerEntry): Promise<number> {
-  const subject = `$JS.API.STREAM.PURGE.${stream}`;
-  const reply = await jetStreamRequest(
-    context.connection,
-    subject,
-    { filter: marker.subject, seq: marker.sequence + 1 },
-    context.timeoutMs,
-  );
-  if (reply.success !== true || typeof reply.purged !== "number") {
-    throw new ApiRequestError("server", `${subject}: the server's answer is not a purge result`);
-  }
-  return reply.purged;
-}
-
-async function streamSize(context: BucketContext, stream: string): Promise<StreamSize | null> {
-  const subject = `$JS.API.STREAM.INFO.${stream}`;
+async function streamSize(api: JetStreamApi, stream: string): Promise<StreamSize | null> {
   try {
-    const { state } = checkStreamInfo(
-      await jetStreamRequest(context.connection, subject, {}, context.timeoutMs),
-      subject,
-    );
+    const { state } = await api.streamInfo(stream);
     return { messages: state.messages, bytes: state.bytes };
   } catch (error) {
     if (error instanceof ApiRequestError && error.serverCode === STREAM_NOT_FOUND) return null;

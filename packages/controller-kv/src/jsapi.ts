@@ -58,6 +58,10 @@ export interface JetStreamApi {
   listStreams(): Promise<StreamListing>;
   /** Per-subject message counts of one stream (STREAM.INFO with a subjects filter, paged by the server). */
   subjectCounts(stream: string, filter: string): Promise<Map<string, number>>;
+  /** One stream's config and state (STREAM.INFO). */
+  streamInfo(stream: string): Promise<StreamInfo>;
+  /** STREAM.PURGE of `subject`'s messages below sequence `below`; resolves with how many went. */
+  purgeSubject(stream: string, subject: string, below: number): Promise<number>;
   createStream(config: { readonly name: string }): Promise<StreamInfo>;
   updateStream(config: { readonly name: string }): Promise<StreamInfo>;
 }
@@ -96,6 +100,18 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
         const total = typeof page.total === "number" ? page.total : counts.size;
         if (counts.size === before || counts.size >= total) return counts;
       }
+    },
+    async streamInfo(stream) {
+      const subject = `${prefix}.STREAM.INFO.${stream}`;
+      return checkStreamInfo(await call(subject, {}), subject);
+    },
+    async purgeSubject(stream, filter, below) {
+      const subject = `${prefix}.STREAM.PURGE.${stream}`;
+      const reply = await call(subject, { filter, seq: below });
+      if (reply.success !== true || typeof reply.purged !== "number") {
+        throw new ApiRequestError("server", `${subject}: the server's answer is not a purge result`);
+      }
+      return reply.purged;
     },
     async createStream(config) {
       const subject = `${prefix}.STREAM.CREATE.${config.name}`;
@@ -167,7 +183,7 @@ function describeRequestFailure(subject: string, error: unknown, timeoutMs: numb
 }
 
 /** Checks the fields of a stream info the raise relies on; the rest is passed through as the server sent it. */
-export function checkStreamInfo(value: unknown, subject: string): StreamInfo {
+function checkStreamInfo(value: unknown, subject: string): StreamInfo {
   const info = value as { config?: Record<string, unknown>; state?: Record<string, unknown> } | null;
   const config = info?.config;
   const state = info?.state;

@@ -39,6 +39,8 @@ export function stopGate(api: JetStreamApi): StopGate {
     api: {
       listStreams: guard(api.listStreams.bind(api)),
       subjectCounts: guard(api.subjectCounts.bind(api)),
+      streamInfo: guard(api.streamInfo.bind(api)),
+      purgeSubject: guard(api.purgeSubject.bind(api)),
       createStream: guard(api.createStream.bind(api)),
       updateStream: guard(api.updateStream.bind(api)),
     },

@@ -32,9 +32,6 @@ export function decodeValue(data: Uint8Array): unknown {
   }
 }
 
-/** Whether a stored message is a deletion: one rule, manifest-schema's, for the runtime and the compaction. */
-export const isDeletion = isDeletionMarker;
-
 const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/;
 
 /**
@@ -108,7 +105,7 @@ export class BucketClient {
     const message = await this.lastMessage(key);
     if (message === null) return null;
     const updated = isoMillis(message.timestamp);
-    if (isDeletion(message.header)) {
+    if (isDeletionMarker(message.header)) {
       return { key, revision: message.seq, updated, deleted: true };
     }
     return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };
@@ -117,7 +114,7 @@ export class BucketClient {
   /** The get verb's answer: the key's entry, `null` when absent or deleted. */
   readAnswer(key: string): Promise<Entry | null> {
     return this.lastMessage(key).then((message) => {
-      if (message === null || isDeletion(message.header)) return null;
+      if (message === null || isDeletionMarker(message.header)) return null;
       const value = decodeValue(message.data) as Entry["value"];
       return { key, value, revision: message.seq, updated: isoMillis(message.timestamp) };
     });

@@ -1,7 +1,7 @@
+import { isDeletionMarker } from "@mesh/manifest-schema";
 import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy, JetStreamApiError } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
-import { isDeletion } from "./bucket.js";
 import {
   isApiError,
   JETSTREAM_CODES,
@@ -258,7 +258,7 @@ export class ConsumerReader {
       this.buffer.push({
         key: message.subject.slice(this.prefix.length),
         revision: parsed.streamSequence,
-        operation: isDeletion(message.headers) ? "delete" : "put",
+        operation: isDeletionMarker(message.headers) ? "delete" : "put",
         data: message.data,
         updated: new Date(parsed.timestampMs).toISOString(),
         pending: parsed.pending,

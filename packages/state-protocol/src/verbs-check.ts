@@ -1,5 +1,5 @@
 import { checkJsonValue } from "./values.js";
-import { STATE_VERBS, type StateMethod, type StateParams, type StateResult } from "./verbs.js";
+import { MAX_BUCKET_USE_NAME, STATE_VERBS, type StateMethod, type StateParams, type StateResult } from "./verbs.js";
 
 /**
  * The verbs' schemas (`STATE_VERBS`) for the hot path: plain field checks for get, put and delete, which a
@@ -100,7 +100,9 @@ function hasOnly(value: unknown, fields: ReadonlySet<string>): value is Record<s
 
 function bucketAndKey(params: Record<string, unknown>): boolean {
   const { bucket, key } = params;
-  return typeof bucket === "string" && bucket.length >= 1 && bucket.length <= 127 && typeof key === "string";
+  return (
+    typeof bucket === "string" && bucket.length >= 1 && bucket.length <= MAX_BUCKET_USE_NAME && typeof key === "string"
+  );
 }
 
 function isRevision(revision: unknown): revision is number {

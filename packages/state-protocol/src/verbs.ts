@@ -7,8 +7,10 @@ import { JsonValueSchema } from "./values.js";
  * the `bad-key` reason rather than a generic `bad-request`.
  */
 
+/** The longest bucket name a verb may carry (a read reference: two 63-character names and a dot). */
+export const MAX_BUCKET_USE_NAME = 127;
 /** A bucket as the module names it: a local state name (`mcp-servers`) or a read reference (`licence-manager.bindings`). */
-export const BucketUseNameSchema = z.string().min(1).max(127);
+export const BucketUseNameSchema = z.string().min(1).max(MAX_BUCKET_USE_NAME);
 // Any string: an empty or over-long key breaks the key rule and is refused as `bad-key`, not `bad-request`.
 const KeyShape = z.string();
 /** A revision is the bucket's stream sequence; 0 in a put means "only if absent". */
