@@ -73,13 +73,35 @@ export function natsGreets(host: string, port: number, timeoutMs = 1_000): Promi
   });
 }
 
-/** The JetStream meta leader a server's monitoring endpoint reports, or undefined while there is none. */
-export async function metaLeader(monitorUrl: string): Promise<string | undefined> {
+/** What a server's `/jsz` says of the JetStream meta group. `replicas` only on the leader: its peers but itself. */
+export interface MetaGroupView {
+  readonly leader: string | undefined;
+  readonly clusterSize: number | undefined;
+  readonly replicas: readonly { readonly name: string; readonly current: boolean; readonly offline: boolean }[];
+}
+
+/** The meta group as a server's monitoring endpoint reports it, or undefined while it does not answer. */
+export async function metaGroup(monitorUrl: string): Promise<MetaGroupView | undefined> {
   try {
     const response = await fetch(`${monitorUrl}/jsz`, { signal: AbortSignal.timeout(1_000) });
     if (!response.ok) return undefined;
-    const body = (await response.json()) as { meta_cluster?: { leader?: string } };
-    return body.meta_cluster?.leader || undefined;
+    const body = (await response.json()) as {
+      meta_cluster?: {
+        leader?: string;
+        cluster_size?: number;
+        replicas?: { name?: string; current?: boolean; offline?: boolean }[];
+      };
+    };
+    const meta = body.meta_cluster;
+    return {
+      leader: meta?.leader || undefined,
+      clusterSize: meta?.cluster_size,
+      replicas: (meta?.replicas ?? []).map((replica) => ({
+        name: replica.name ?? "",
+        current: replica.current === true,
+        offline: replica.offline === true,
+      })),
+    };
   } catch {
     return undefined;
   }
