@@ -146,13 +146,26 @@ export async function jetStreamRequest(
     const serverCode = typeof failure.err_code === "number" ? failure.err_code : undefined;
     const status = typeof failure.code === "number" ? failure.code : undefined;
     const description = typeof failure.description === "string" ? failure.description : JSON.stringify(failure);
-    throw new ApiRequestError("server", `${subject}: ${description}${serverCode ? ` (err_code ${serverCode})` : ""}`, {
+    const advice = serverCode === undefined ? undefined : SERVER_CODE_ADVICE.get(serverCode);
+    const code = serverCode ? ` (err_code ${serverCode})` : "";
+    throw new ApiRequestError("server", `${subject}: ${description}${code}${advice ? `: ${advice}` : ""}`, {
       ...(serverCode === undefined ? {} : { serverCode }),
       ...(status === undefined ? {} : { status }),
     });
   }
   return reply;
 }
+
+/**
+ * What to do about a JetStream error, by its `err_code`, where the server's description does not say.
+ * 10005, the meta group left out: measured on 2.10.27 (docs/MEASURED.md §10).
+ */
+const SERVER_CODE_ADVICE = new Map<number, string>([
+  [
+    10005, // JSClusterNoPeersErr: "no suitable peers for placement"
+    "fewer servers can take this bucket than its replicas. Check that every server is up with JetStream and room, and that each is in the JetStream meta group (`nats server report jetstream`): a fresh 2.10 cluster can leave one out, and it joins once restarted. Then raise again",
+  ],
+]);
 
 function describeRequestFailure(subject: string, error: unknown, timeoutMs: number): ApiRequestError {
   const causes: unknown[] = [error, (error as { cause?: unknown } | undefined)?.cause];
