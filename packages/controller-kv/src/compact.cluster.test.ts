@@ -3,7 +3,7 @@ import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { startCluster } from "@mesh/nats-harness";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
-import { ADMIN_USER, connectAdmin, disposable, manifest } from "../test/support.js";
+import { ADMIN_PROBE, ADMIN_USER, connectAdmin, disposable, manifest } from "../test/support.js";
 import { compact } from "./compact.js";
 import { raise } from "./raise.js";
 
@@ -15,7 +15,10 @@ const SLOW_CLUSTER_MS = 20_000;
 const COMPACTOR = { grant: composeControllerGrant({ user: "compactor", catalogue }), password: "compactor-secret" };
 
 it("compacts R3 buckets of a three-node cluster: old markers go, values stay, no consumer is left", async () => {
-  await using cluster = await startCluster({ config: renderStateAccountConfig({ users: [COMPACTOR, ADMIN_USER] }) });
+  await using cluster = await startCluster({
+    config: renderStateAccountConfig({ users: [COMPACTOR, ADMIN_USER] }),
+    placementProbe: ADMIN_PROBE,
+  });
   await using admin = await connectAdmin(cluster.urls);
   await using compactor = disposable(
     await connect({

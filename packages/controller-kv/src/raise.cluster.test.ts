@@ -4,7 +4,15 @@ import { startCluster } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
-import { ADMIN_USER, CONTROLLER_USER, connectAdmin, connectController, disposable, manifest } from "../test/support.js";
+import {
+  ADMIN_PROBE,
+  ADMIN_USER,
+  CONTROLLER_USER,
+  connectAdmin,
+  connectController,
+  disposable,
+  manifest,
+} from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
 import type { RaiseReport } from "./types.js";
@@ -36,7 +44,7 @@ async function failureOf(attempt: Promise<RaiseReport>): Promise<{ error: Contro
 }
 
 it("with a node down a raise does what it can, stops at the first timeout, reports exactly what it did not do, and the next completes it", async () => {
-  await using cluster = await startCluster({ config: CONFIG });
+  await using cluster = await startCluster({ config: CONFIG, placementProbe: ADMIN_PROBE });
   const urlsBut = (name: string) => cluster.nodes.filter((node) => node.name !== name).map((node) => node.url);
   const metaLeader = async () => {
     await using system = disposable(await connect({ servers: cluster.urls, user: "sys", pass: "sys-secret" }));

@@ -19,6 +19,8 @@ const ADMIN_PASSWORD = "admin-secret";
 /** The controller's state user as composed, and an all-powerful admin, as users of the state account. */
 export const CONTROLLER_USER = { grant: CONTROLLER, password: CONTROLLER_PASSWORD };
 export const ADMIN_USER = { grant: ADMIN, password: ADMIN_PASSWORD };
+/** The admin as a cluster's placement probe (local-nats `startCluster({ placementProbe })`). */
+export const ADMIN_PROBE = { user: ADMIN.user, pass: ADMIN_PASSWORD, inboxPrefix: ADMIN.inboxPrefix };
 
 /** The state account's config with those two users. */
 export const STATE_ACCOUNT_CONFIG = renderStateAccountConfig({ users: [CONTROLLER_USER, ADMIN_USER] });

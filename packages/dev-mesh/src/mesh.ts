@@ -80,6 +80,9 @@ export interface Mesh extends AsyncDisposable {
   killNow(): void;
 }
 
+const PROBE_ACCOUNT = "PLACEMENT_PROBE";
+const PROBE_USER = "placement-probe";
+
 /**
  * Composes the grants, renders the state account, starts the server (or cluster), raises the catalogue as
  * the controller with controller-kv's own `raise`, and hands out connections as each user. Every bucket's
@@ -99,6 +102,9 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
     stateUsers.set(name, grant);
   }
   const accounts = new Map([["STATE", stateUsers], ...Object.entries(options.accounts ?? {}).map(toAccount)]);
+  // A cluster is ready once it places a stream of every node (local-nats's placement probe). The probe's user
+  // lives in an account of its own, so the state account holds only the mesh's users.
+  if (nodes === 3) accounts.set(PROBE_ACCOUNT, new Map([[PROBE_USER, unrestrictedGrant(PROBE_USER)]]));
   const grants = new Map<string, Grant>();
   for (const [account, users] of accounts) {
     for (const [name, grant] of users) {
@@ -123,7 +129,11 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
 
   const server =
     nodes === 1 ? await startServer({ config, ...(options.name ? { name: options.name } : {}) }) : undefined;
-  const cluster = nodes === 3 ? await startCluster({ size: 3, config }) : undefined;
+  const probe = () => {
+    const { user, password: pass, inboxPrefix } = credentials(PROBE_USER);
+    return { user, pass, inboxPrefix };
+  };
+  const cluster = nodes === 3 ? await startCluster({ size: 3, config, placementProbe: probe() }) : undefined;
   const urls = server ? [server.url] : cluster!.urls;
   const connections = new Set<NatsConnection>();
   const stop = async () => {

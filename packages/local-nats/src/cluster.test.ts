@@ -9,7 +9,7 @@ import { dirOf, processExists } from "./testing.js";
 describe("startCluster", () => {
   test("an R3 stream keeps its messages when a node is SIGKILLed, and the node restarts and rejoins", async () => {
     const started = Date.now();
-    await using cluster = await startCluster();
+    await using cluster = await startCluster({ placementProbe: {} });
     console.info(`3-node cluster with a meta leader in ${Date.now() - started} ms`);
     expect(cluster.nodes.map((node) => node.name)).toEqual(["n1", "n2", "n3"]);
     expect(new Set(cluster.nodes.map((node) => node.port)).size).toBe(3);

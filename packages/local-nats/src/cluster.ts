@@ -4,6 +4,7 @@ import { defaultNatsServer } from "./binary.js";
 import { LocalNode } from "./local-node.js";
 import { type MetaGroupView, metaGroup, reservePorts } from "./net.js";
 import { DEFAULT_LOG_LINES, type ServerNode } from "./node.js";
+import { untilPlaceable } from "./placement.js";
 import { pollUntil } from "./poll.js";
 import { inTempDir, removeTempDir, uniqueName } from "./server.js";
 import type { ClusterHandle, ClusterNode, ClusterSpec, StartClusterOptions } from "./types.js";
@@ -20,8 +21,8 @@ const STALLED_JOIN_MS = 3_000;
 
 /**
  * Starts a JetStream cluster of `size` nodes on loopback (server_name n1…, routes to every other node, a store
- * each) and resolves once every node is in the JetStream meta group under one leader, so a stream of any replica
- * count up to `size` can be placed at once.
+ * each) and resolves once every node is in the JetStream meta group under one leader; with `placementProbe`, once
+ * the cluster also places a stream of `size` replicas.
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
   const size = options.size ?? 3;
@@ -39,6 +40,13 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       const failed = results.find((result) => result.status === "rejected");
       if (failed) throw failed.reason;
       await handle.waitForWholeMetaGroup();
+      if (options.placementProbe) {
+        await untilPlaceable(handle.urls, options.placementProbe, {
+          replicas: size,
+          timeoutMs,
+          logTail: () => nodes.map((node) => `[${node.name}]\n${node.logTail(10)}`).join("\n"),
+        });
+      }
     } catch (error) {
       await handle[Symbol.asyncDispose]();
       throw error;

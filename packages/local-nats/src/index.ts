@@ -8,6 +8,7 @@ export { LocalNatsError } from "./errors.js";
 export { natsGreets, reservePorts } from "./net.js";
 export type { ServerNode } from "./node.js";
 export { DEFAULT_LOG_LINES, lastLines, STOP_GRACE_MS } from "./node.js";
+export type { PlacementProbe } from "./placement.js";
 export type { PollOptions } from "./poll.js";
 export { pollUntil } from "./poll.js";
 export { cleanUpAllSync, killAllTrackedSync, trackedPids } from "./processes.js";

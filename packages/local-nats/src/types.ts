@@ -1,4 +1,5 @@
 import type { ServerNode } from "./node.js";
+import type { PlacementProbe } from "./placement.js";
 
 /** What one node is to be: where it lives, its name, its config. */
 export interface NodeSpec {
@@ -82,6 +83,11 @@ export interface StartClusterOptions {
   readonly binary?: string;
   /** Makes the nodes instead of local processes of `binary` (the test harness's containers). */
   readonly createNodes?: (spec: ClusterSpec) => Promise<ServerNode[]>;
+  /**
+   * A user that may create and delete streams (`{}`: no credentials). Given one, the cluster resolves only once
+   * it places a stream of `size` replicas: a probe stream, created empty and deleted (see `untilPlaceable`).
+   */
+  readonly placementProbe?: PlacementProbe;
 }
 
 /** One node of a cluster; `restart()` resolves once it accepts clients and sees the meta leader again. */
