@@ -44,7 +44,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
         await untilPlaceable(handle.urls, options.placementProbe, {
           replicas: size,
           timeoutMs,
-          logTail: () => nodes.map((node) => `[${node.name}]\n${node.logTail(10)}`).join("\n"),
+          logTail: () => logTails(nodes),
         });
       }
     } catch (error) {
@@ -110,7 +110,7 @@ class Cluster implements ClusterHandle {
       what: `cluster ${this.name} (${nodes.map((node) => node.name).join(", ")}) to agree on a JetStream meta leader`,
       timeoutMs: this.#timeoutMs,
       intervalMs: 25,
-      logTail: () => this.#logTails(nodes),
+      logTail: () => logTails(nodes),
     });
   }
 
@@ -148,17 +148,13 @@ class Cluster implements ClusterHandle {
         timeoutMs: this.#timeoutMs,
         intervalMs: 25,
         logTail: () =>
-          `${restarted.length > 0 ? `restarted as left out of the meta group: ${restarted.join(", ")}\n` : ""}${this.#logTails(nodes)}`,
+          `${restarted.length > 0 ? `restarted as left out of the meta group: ${restarted.join(", ")}\n` : ""}${logTails(nodes)}`,
       },
     );
   }
 
   #views(nodes: ServerNode[]): Promise<(MetaGroupView | undefined)[]> {
     return Promise.all(nodes.map((node) => (node.monitorUrl ? metaGroup(node.monitorUrl) : undefined)));
-  }
-
-  #logTails(nodes: ServerNode[]): string {
-    return nodes.map((node) => `[${node.name}]\n${node.logTail(10)}`).join("\n");
   }
 
   #clusterNode(node: ServerNode): ClusterNode {
@@ -200,4 +196,9 @@ class Cluster implements ClusterHandle {
 function agreedLeader(nodes: ServerNode[], views: (MetaGroupView | undefined)[]): string | undefined {
   const first = views[0]?.leader;
   return first !== undefined && nodes.every((_, index) => views[index]?.leader === first) ? first : undefined;
+}
+
+/** The last log lines of each node, headed by its name, for a readiness error. */
+function logTails(nodes: ServerNode[]): string {
+  return nodes.map((node) => `[${node.name}]\n${node.logTail(10)}`).join("\n");
 }

@@ -6,7 +6,9 @@ export type LocalNatsErrorCode =
   /** nats-server exited while we waited for it to get ready. */
   | "server-exited"
   /** A server or cluster did not get ready before the deadline. */
-  | "start-timeout";
+  | "start-timeout"
+  /** A cluster's placement probe was refused for another reason than placement (its user may not create streams). */
+  | "placement-probe-refused";
 
 /** Every failure of a local server; `code` is stable, `logTail` holds the server's last log lines when there are any. */
 export class LocalNatsError extends Error {
