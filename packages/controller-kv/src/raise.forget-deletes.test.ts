@@ -1,8 +1,7 @@
 import { declaredBuckets } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Admin, connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
+import { describe, expect, it } from "vitest";
+import { manifest, serverForFile } from "../test/support.js";
 import { desiredStreamConfig, serverFeatures } from "./bucket-config.js";
 import { issueBuckets } from "./issue.js";
 import { raise } from "./raise.js";
@@ -10,21 +9,7 @@ import { raise } from "./raise.js";
 // forgetDeletes (decision 0009): from nats-server 2.11 the raise lets the bucket's stream hold per-message ttls
 // and the membership issues the option; on 2.10 the raise reports it unsupported and nothing is issued.
 
-let server: Awaited<ReturnType<typeof startServer>>;
-let admin: Admin;
-let controller: Awaited<ReturnType<typeof connectController>>;
-
-beforeAll(async () => {
-  server = await startServer({ config: STATE_ACCOUNT_CONFIG });
-  admin = await connectAdmin(server.url);
-  controller = await connectController(server.url);
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await admin?.[Symbol.asyncDispose]();
-  await server?.[Symbol.asyncDispose]();
-});
+const file = serverForFile();
 
 function capturingLogger() {
   const lines: { level: number; msg: string }[] = [];
@@ -33,16 +18,16 @@ function capturingLogger() {
 }
 
 async function streamConfig(stream: string): Promise<Record<string, unknown>> {
-  return (await admin.jsm.streams.info(stream)).config as unknown as Record<string, unknown>;
+  return (await file.admin.jsm.streams.info(stream)).config as unknown as Record<string, unknown>;
 }
 
 describe("a bucket declaring forgetDeletes", () => {
   it("is created with per-message ttls from 2.11, and only then does its membership carry the option", async () => {
-    const version = controller.info!.version;
+    const version = file.controller.info!.version;
     const supported = serverFeatures(version).deleteMarkers;
     const catalogue = [manifest("forgetful", { sessions: { forgetDeletes: "30d" }, plain: {} })];
     const { logger, warnings } = capturingLogger();
-    const report = await raise({ connection: controller, catalogue, replicas: 1, logger });
+    const report = await raise({ connection: file.controller, catalogue, replicas: 1, logger });
     const ref = { bucket: "mod_forgetful_sessions", module: "forgetful", name: "sessions", after: "30d" };
     expect(report.forgetDeletes, `nats-server ${version}`).toEqual([
       { ...ref, state: supported ? "on" : "unsupported" },
@@ -70,28 +55,28 @@ describe("a bucket declaring forgetDeletes", () => {
           ],
     );
 
-    const again = await raise({ connection: controller, catalogue, replicas: 1 });
+    const again = await raise({ connection: file.controller, catalogue, replicas: 1 });
     expect(again).toMatchObject({ created: [], updated: [], conflicts: [], failed: [] });
     expect(again.forgetDeletes).toEqual(report.forgetDeletes);
   });
 
   it("made before the option, gets per-message ttls by an update from 2.11, its values kept", async () => {
-    const version = controller.info!.version;
+    const version = file.controller.info!.version;
     const supported = serverFeatures(version).deleteMarkers;
     const before = [manifest("later-forgetful", { leases: { history: 5 } })];
-    await raise({ connection: controller, catalogue: before, replicas: 1 });
+    await raise({ connection: file.controller, catalogue: before, replicas: 1 });
     const [declared] = declaredBuckets(before);
-    const kv = await admin.kvm.open(declared!.bucket);
+    const kv = await file.admin.kvm.open(declared!.bucket);
     for (const value of ["a", "b", "c"]) await kv.put("k", value);
     expect((await streamConfig(declared!.stream)).allow_msg_ttl ?? false).toBe(false);
 
     const catalogue = [manifest("later-forgetful", { leases: { history: 5, forgetDeletes: "12h" } })];
-    const report = await raise({ connection: controller, catalogue, replicas: 1 });
+    const report = await raise({ connection: file.controller, catalogue, replicas: 1 });
     expect(report.updated.flatMap((bucket) => bucket.changes.map((change) => change.field))).toEqual(
       supported ? ["allowMessageTtl"] : [],
     );
     expect(report.forgetDeletes.map((bucket) => bucket.state)).toEqual([supported ? "on" : "unsupported"]);
-    const info = await admin.jsm.streams.info(declared!.stream);
+    const info = await file.admin.jsm.streams.info(declared!.stream);
     expect((info.config as unknown as Record<string, unknown>).allow_msg_ttl ?? false).toBe(supported);
     expect(info.state.messages).toBe(3);
     expect(desiredStreamConfig(declared!, 1, version).allow_msg_ttl).toBeUndefined();

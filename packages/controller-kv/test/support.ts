@@ -2,10 +2,12 @@
 // state user and an admin used only to seed and inspect, and an observer of the JetStream API requests.
 import { composeControllerGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
 import type { Catalogue, Manifest } from "@mesh/manifest-schema";
+import { startServer } from "@mesh/nats-harness";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
+import { afterAll, beforeAll } from "vitest";
 
 const CONTROLLER = composeControllerGrant();
 const CONTROLLER_PASSWORD = "controller-secret";
@@ -24,6 +26,27 @@ export const ADMIN_PROBE = { user: ADMIN.user, pass: ADMIN_PASSWORD, inboxPrefix
 
 /** The state account's config with those two users. */
 export const STATE_ACCOUNT_CONFIG = renderStateAccountConfig({ users: [CONTROLLER_USER, ADMIN_USER] });
+
+/** One server for a test file: started with the state account before its tests, with an admin and a controller
+ * connected; all closed after them. Read the fields inside tests (they are set by the file's beforeAll). */
+export function serverForFile(): {
+  readonly server: Awaited<ReturnType<typeof startServer>>;
+  readonly admin: Admin;
+  readonly controller: NatsConnection;
+} {
+  const file = {} as { server: Awaited<ReturnType<typeof startServer>>; admin: Admin; controller: NatsConnection };
+  beforeAll(async () => {
+    file.server = await startServer({ config: STATE_ACCOUNT_CONFIG });
+    file.admin = await connectAdmin(file.server.url);
+    file.controller = await connectController(file.server.url);
+  });
+  afterAll(async () => {
+    await file.controller?.close();
+    await file.admin?.[Symbol.asyncDispose]();
+    await file.server?.[Symbol.asyncDispose]();
+  });
+  return file;
+}
 
 export function connectController(servers: string | string[]): Promise<NatsConnection> {
   return connect({ servers, user: CONTROLLER.user, pass: CONTROLLER_PASSWORD, inboxPrefix: CONTROLLER.inboxPrefix });
