@@ -57,7 +57,7 @@ export async function untilPlaceable(
         }
         if (error) {
           throw new LocalNatsError(
-            "start-timeout",
+            "placement-probe-refused",
             `the placement probe could not create its stream: ${error.description ?? JSON.stringify(error)}; give startCluster a placementProbe user that may create and delete streams`,
           );
         }
@@ -73,7 +73,7 @@ export async function untilPlaceable(
     const deleted = await ask(`$JS.API.STREAM.DELETE.${PROBE_STREAM}`, {});
     if (deleted)
       throw new LocalNatsError(
-        "start-timeout",
+        "placement-probe-refused",
         `the placement probe could not delete its stream: ${deleted.description}`,
       );
   } finally {
