@@ -40,7 +40,7 @@ export {
   JsonRpcPeerError,
 } from "./jsonrpc.js";
 export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
-export type { NdjsonLineReaderOptions, NdjsonLineWriterOptions } from "./ndjson.js";
+export type { NdjsonBytesLine, NdjsonLineReaderOptions, NdjsonLineWriterOptions } from "./ndjson.js";
 export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader, NdjsonLineWriter } from "./ndjson.js";
 export type { CredentialFinding } from "./secrets.js";
 export { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";

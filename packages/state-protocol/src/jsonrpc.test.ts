@@ -95,6 +95,27 @@ describe("JsonRpcPeer", () => {
     await expect(peer.requestEncoded("m", "{}")).rejects.toMatchObject({ code: "closed" });
   });
 
+  it("sends params encoded as bytes through sendBytes as they are, and decodes them for a text-only send", async () => {
+    const bytes = new TextEncoder().encode('{"watch":"w1","events":[{"type":"put","key":"é","value":"ü"}]}');
+    const pieces: Uint8Array[][] = [];
+    const peer = new JsonRpcPeer({ send: () => undefined, sendBytes: (line) => pieces.push([...line]) });
+    void peer.requestEncodedBytes("mesh/state", bytes).catch(() => undefined);
+    expect(pieces).toHaveLength(1);
+    expect(pieces[0]).toContain(bytes);
+    const line = Buffer.concat(pieces[0]!).toString("utf8");
+    expect(JSON.parse(line)).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "mesh/state",
+      params: { watch: "w1", events: [{ type: "put", key: "é", value: "ü" }] },
+    });
+    peer.close("done");
+    const { peer: textOnly, sent } = recordingPeer();
+    void textOnly.requestEncodedBytes("m", bytes).catch(() => undefined);
+    expect(sent).toEqual([{ jsonrpc: "2.0", id: 1, method: "m", params: JSON.parse(new TextDecoder().decode(bytes)) }]);
+    textOnly.close("done");
+  });
+
   it("answers undefined as null, and many requests in flight each with its own answer", async () => {
     const [client] = linkedPair({}, { onRequest: async (_method, params) => (params === 0 ? undefined : params) });
     const answers = await Promise.all([0, 1, 2, 3, 4].map((n) => client.request("echo", n)));

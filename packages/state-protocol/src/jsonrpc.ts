@@ -1,5 +1,15 @@
 import { z } from "zod";
 import { JSON_RPC_ERROR_CODES } from "./errors.js";
+import type { NdjsonBytesLine } from "./ndjson.js";
+
+const textEncoder = new TextEncoder();
+const lenientDecoder = new TextDecoder();
+const CLOSING_BRACE = textEncoder.encode("}");
+
+/** A request line up to its params' value. */
+function requestHead(id: number, method: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":`;
+}
 
 /**
  * JSON-RPC 2.0 over lines, both ways: each side sends requests and answers the other's.
@@ -72,6 +82,11 @@ export class JsonRpcPeerError extends Error {
 export interface JsonRpcPeerOptions {
   /** Sends one line (without its newline). */
   send: (line: string) => void;
+  /**
+   * Sends one line given as UTF-8 bytes in pieces (without its newline): `requestEncoded` with bytes uses it.
+   * Absent: such a line is decoded and sent with `send`.
+   */
+  sendBytes?: (line: NdjsonBytesLine) => void;
   /**
    * Answers a request from the other side that no `handle`d method took; throw `JsonRpcError` for a specific
    * error. Absent: such a request is answered "method not found".
@@ -163,9 +178,20 @@ export class JsonRpcPeer implements JsonRpcChannel {
    * text already and would otherwise parse them only to encode them again.
    */
   requestEncoded(method: string, paramsJson: string, options: { timeoutMs?: number } = {}): Promise<unknown> {
-    return this.sendRequest(method, options, (id) =>
-      this.writeLine(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson}}`),
-    );
+    return this.sendRequest(method, options, (id) => this.writeLine(`${requestHead(id, method)}${paramsJson}}`));
+  }
+
+  /**
+   * `requestEncoded` with the params as UTF-8 bytes, which go out as they are through `sendBytes` (decoded
+   * and sent with `send` when there is none). For a sender that holds values as stored bytes.
+   */
+  requestEncodedBytes(method: string, paramsJson: Uint8Array, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    return this.sendRequest(method, options, (id) => {
+      const { sendBytes } = this.options;
+      if (sendBytes === undefined)
+        return this.writeLine(`${requestHead(id, method)}${lenientDecoder.decode(paramsJson)}}`);
+      return this.attempt(() => sendBytes([textEncoder.encode(requestHead(id, method)), paramsJson, CLOSING_BRACE]));
+    });
   }
 
   private sendRequest(
@@ -374,8 +400,12 @@ export class JsonRpcPeer implements JsonRpcChannel {
   }
 
   private writeLine(line: string): WriteFailure | undefined {
+    return this.attempt(() => this.options.send(line));
+  }
+
+  private attempt(send: () => void): WriteFailure | undefined {
     try {
-      this.options.send(line);
+      send();
       return undefined;
     } catch (error) {
       this.report("send failed", error);

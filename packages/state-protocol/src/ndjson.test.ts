@@ -147,4 +147,34 @@ describe("NdjsonLineWriter", () => {
     expect(chunks).toHaveLength(1);
     expect(chunks[0]!.split("\n")).toHaveLength(65);
   });
+
+  it("writes a bytes line as its pieces and a newline, in order among text lines, never re-encoded", async () => {
+    const written: (string | Uint8Array)[] = [];
+    const writer = new NdjsonLineWriter({
+      write: (text) => written.push(text),
+      writeBytes: (bytes) => written.push(bytes),
+    });
+    const head = encoder.encode('{"a":');
+    const value = encoder.encode('"é"');
+    writer.writeLine("{}");
+    writer.writeLine([head, value, encoder.encode("}")]);
+    writer.writeLine("[1]");
+    writer.writeLine("[2]");
+    await Promise.resolve();
+    expect(written[0]).toBe("{}\n");
+    expect(written[1]).toBe(head);
+    expect(written[2]).toBe(value);
+    expect(written.slice(4)).toEqual([encoder.encode("\n"), "[1]\n[2]\n"]);
+    const all = written.map((piece) => (typeof piece === "string" ? piece : Buffer.from(piece).toString("utf8")));
+    expect(all.join("")).toBe('{}\n{"a":"é"}\n[1]\n[2]\n');
+  });
+
+  it("without writeBytes, writes a bytes line as text, a character split across pieces intact", async () => {
+    const chunks: string[] = [];
+    const writer = new NdjsonLineWriter({ write: (text) => chunks.push(text) });
+    const e = encoder.encode('"é"');
+    writer.writeLine([e.subarray(0, 2), e.subarray(2)]);
+    await Promise.resolve();
+    expect(chunks).toEqual(['"é"\n']);
+  });
 });

@@ -28,18 +28,20 @@ export interface NdjsonLineReaderOptions {
 
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
+/**
+ * Never given `stream: true`: Node's decoder then leaves its fast path for good (measured on node 20: 2.7 µs
+ * per KiB for a 1 KiB line, against 0.5 on the fast path). A line is decoded once, whole.
+ */
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 export class NdjsonLineReader {
   readonly maxLineBytes: number;
   private readonly options: NdjsonLineReaderOptions;
-  private decoder = newDecoder();
-  /** The unfinished line, decoded as its bytes arrive: no byte copy is kept, a reused chunk cannot change it. */
-  private parts: string[] = [];
+  /** The unfinished line's bytes so far, copied: a caller may reuse its chunk buffer. */
+  private parts: Uint8Array[] = [];
   private pendingBytes = 0;
   /** Set while the rest of an oversize line is being skipped. */
   private skipping = false;
-  /** Set when the unfinished line broke UTF-8: it is skipped at its newline. */
-  private invalid = false;
 
   constructor(options: NdjsonLineReaderOptions) {
     this.options = options;
@@ -59,10 +61,14 @@ export class NdjsonLineReader {
     let bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
     while (bytes.length > 0) {
       const newline = bytes.indexOf(NEWLINE);
-      const piece = newline === -1 ? bytes : bytes.subarray(0, newline);
-      this.take(piece);
-      if (newline === -1) return;
-      this.finishLine();
+      if (newline === -1) {
+        // A copy, not `slice()`: on a Buffer that is a view.
+        if (this.withinBound(bytes.length)) this.parts.push(new Uint8Array(bytes));
+        return;
+      }
+      const last = bytes.subarray(0, newline);
+      if (this.withinBound(last.length)) this.finishLine(last);
+      else this.reset();
       bytes = bytes.subarray(newline + 1);
     }
   }
@@ -70,47 +76,34 @@ export class NdjsonLineReader {
   /** The input ended: a partial last line is dropped and reported, never delivered as a line. */
   end(): void {
     if (this.pendingBytes > 0 && !this.skipping) this.options.onTruncated?.(this.pendingBytes);
-    this.reset(true);
+    this.reset();
   }
 
-  private take(piece: Uint8Array): void {
-    if (this.skipping || piece.length === 0) return;
-    if (this.pendingBytes + piece.length > this.maxLineBytes) {
-      const seen = this.pendingBytes + piece.length;
-      this.reset(true);
+  /** Counts `length` more bytes of the line; `false` when the line is (or was already) over the bound. */
+  private withinBound(length: number): boolean {
+    if (this.skipping) return false;
+    const seen = this.pendingBytes + length;
+    if (seen > this.maxLineBytes) {
+      this.reset();
       this.skipping = true;
       this.options.onOversize(seen);
-      return;
+      return false;
     }
-    this.pendingBytes += piece.length;
-    if (this.invalid) return;
-    try {
-      this.parts.push(this.decoder.decode(piece, { stream: true }));
-    } catch {
-      this.invalid = true;
-      this.decoder = newDecoder();
-    }
+    this.pendingBytes = seen;
+    return true;
   }
 
-  private finishLine(): void {
-    if (this.skipping || this.pendingBytes === 0) {
-      this.reset(false);
-      return;
-    }
-    let valid = !this.invalid;
-    if (valid) {
-      try {
-        // Flushes the decoder: a line may not end inside a character.
-        const tail = this.decoder.decode();
-        if (tail.length > 0) this.parts.push(tail);
-      } catch {
-        valid = false;
-      }
-    }
+  /** Delivers the line whose last piece (before its newline) is `last`. */
+  private finishLine(last: Uint8Array): void {
     const bytes = this.pendingBytes;
-    let line = this.parts.length === 1 ? this.parts[0]! : this.parts.join("");
-    this.reset(!valid);
-    if (!valid) {
+    this.parts.push(last);
+    const whole = concatBytes(this.parts);
+    this.reset();
+    if (bytes === 0) return;
+    let line: string;
+    try {
+      line = decoder.decode(whole);
+    } catch {
       this.options.onInvalidUtf8?.(bytes);
       return;
     }
@@ -118,23 +111,39 @@ export class NdjsonLineReader {
     if (line.trim().length > 0) this.options.onLine(line);
   }
 
-  /** Forgets the unfinished line; `freshDecoder` when the decoder may still hold part of a character. */
-  private reset(freshDecoder: boolean): void {
+  /** Forgets the unfinished line. */
+  private reset(): void {
     this.parts = [];
     this.pendingBytes = 0;
     this.skipping = false;
-    this.invalid = false;
-    if (freshDecoder) this.decoder = newDecoder();
   }
 }
 
-function newDecoder() {
-  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** The pieces as one array; a lone piece is returned as it is. */
+function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0]!;
+  let total = 0;
+  for (const piece of pieces) total += piece.length;
+  const whole = new Uint8Array(total);
+  let offset = 0;
+  for (const piece of pieces) {
+    whole.set(piece, offset);
+    offset += piece.length;
+  }
+  return whole;
 }
+
+/** A line given as its UTF-8 bytes, in pieces that are written one after another (without its newline). */
+export type NdjsonBytesLine = readonly Uint8Array[];
 
 export interface NdjsonLineWriterOptions {
   /** Writes text (whole lines, each ending in `\n`) to the stream. */
   write: (text: string) => void;
+  /**
+   * Writes bytes to the stream, for lines given as bytes: called with each piece of such a line, then with
+   * its newline. Absent: those lines are decoded and written as text.
+   */
+  writeBytes?: (bytes: Uint8Array) => void;
   /**
    * Runs the flush after the lines of this turn are written: Node's `process.nextTick` runs it once the
    * current callback and its promise reactions are done. Default `queueMicrotask`.
@@ -142,10 +151,14 @@ export interface NdjsonLineWriterOptions {
   schedule?: (flush: () => void) => void;
 }
 
+const NEWLINE_BYTES = new Uint8Array([NEWLINE]);
+const lenientDecoder = new TextDecoder();
+
 /**
  * Coalesces the lines written within one turn of the event loop into one write to the stream: a write to a
  * pipe costs about as much for one short line as for sixty-four, and with many requests in flight their
- * answers are written in the same turn. A lone line is written once the turn's work is done.
+ * answers are written in the same turn. A lone line is written once the turn's work is done. A line given
+ * as bytes (a watch batch built from stored values) is written as it is, never decoded and encoded again.
  *
  * @example
  * const writer = new NdjsonLineWriter({ write: (text) => stdout.write(text), schedule: process.nextTick });
@@ -154,7 +167,7 @@ export interface NdjsonLineWriterOptions {
 export class NdjsonLineWriter {
   private readonly options: NdjsonLineWriterOptions;
   private readonly schedule: (flush: () => void) => void;
-  private pending: string[] = [];
+  private pending: (string | NdjsonBytesLine)[] = [];
   private readonly flushNow = () => this.flush();
 
   constructor(options: NdjsonLineWriterOptions) {
@@ -168,16 +181,40 @@ export class NdjsonLineWriter {
   }
 
   /** Queues one line (without its newline); the first line of a turn schedules the flush. */
-  writeLine(line: string): void {
+  writeLine(line: string | NdjsonBytesLine): void {
     this.pending.push(line);
     if (this.pending.length === 1) this.schedule(this.flushNow);
   }
 
-  /** Writes what is queued now, as one chunk. */
+  /** Writes what is queued now, in order: each run of text lines as one chunk, each bytes line as its pieces. */
   flush(): void {
     const lines = this.pending;
     if (lines.length === 0) return;
     this.pending = [];
+    let texts: string[] = [];
+    for (const line of lines) {
+      if (typeof line === "string") {
+        texts.push(line);
+        continue;
+      }
+      if (texts.length > 0) this.writeTexts(texts);
+      texts = [];
+      this.writeBytesLine(line);
+    }
+    if (texts.length > 0) this.writeTexts(texts);
+  }
+
+  private writeTexts(lines: string[]): void {
     this.options.write(lines.length === 1 ? `${lines[0]}\n` : `${lines.join("\n")}\n`);
+  }
+
+  private writeBytesLine(pieces: NdjsonBytesLine): void {
+    const { writeBytes } = this.options;
+    if (writeBytes === undefined) {
+      this.writeTexts([lenientDecoder.decode(concatBytes(pieces))]);
+      return;
+    }
+    for (const piece of pieces) writeBytes(piece);
+    writeBytes(NEWLINE_BYTES);
   }
 }
