@@ -1,5 +1,5 @@
 import { JsonRpcError, type JsonRpcHandler, WATCH_EVENTS_METHOD } from "@mesh/state-protocol";
-import { encodeWatchEventsParams } from "./stored-events.js";
+import { encodeWatchEventsParams, encodeWatchEventsParamsBytes } from "./stored-events.js";
 import type { StateService } from "./types.js";
 
 /**
@@ -12,6 +12,8 @@ export interface HostChannel {
   request(method: string, params: unknown): Promise<unknown>;
   /** Sends params that are JSON text already; used for watch batches when present (no re-encoding of values). */
   requestEncoded?(method: string, paramsJson: string): Promise<unknown>;
+  /** Sends params that are UTF-8 JSON bytes already; preferred for watch batches (values go out as stored). */
+  requestEncodedBytes?(method: string, paramsJson: Uint8Array): Promise<unknown>;
 }
 
 export interface MountOptions {
@@ -32,11 +34,15 @@ export function mountStateVerbs(channel: HostChannel, service: StateService, opt
   for (const [method, handler] of Object.entries(service.handlers)) channel.handle(method, handler);
   service.bindBundle(async (watch, events) => {
     await options.beforeBatch?.();
-    const paramsJson = encodeWatchEventsParams(watch, events);
     try {
-      // Stored values go into the line as the JSON text NATS holds, not parsed and encoded again.
-      if (channel.requestEncoded) await channel.requestEncoded(WATCH_EVENTS_METHOD, paramsJson);
-      else await channel.request(WATCH_EVENTS_METHOD, JSON.parse(paramsJson));
+      // Stored values go into the line as the JSON NATS holds, not parsed and encoded again.
+      if (channel.requestEncodedBytes) {
+        await channel.requestEncodedBytes(WATCH_EVENTS_METHOD, encodeWatchEventsParamsBytes(watch, events));
+      } else {
+        const paramsJson = encodeWatchEventsParams(watch, events);
+        if (channel.requestEncoded) await channel.requestEncoded(WATCH_EVENTS_METHOD, paramsJson);
+        else await channel.request(WATCH_EVENTS_METHOD, JSON.parse(paramsJson));
+      }
     } catch (error) {
       // Any answer, even an error, is the bundle's go-ahead for the next batch.
       if (!(error instanceof JsonRpcError)) throw error;

@@ -87,6 +87,7 @@ export class ConsumerReader {
   private watchdog: unknown;
   /** When the server last sent anything on the open pull (a message or a heartbeat). */
   private lastHeard = 0;
+  private lastTime = { ms: Number.NaN, iso: "" };
   private closed = false;
   /** Pulls in a row that found no responder, when the first of them did, and the timer of the next. */
   private unanswered: { attempts: number; sinceMs: number; timer?: unknown } | undefined;
@@ -260,11 +261,17 @@ export class ConsumerReader {
         revision: parsed.streamSequence,
         operation: isDeletionMarker(message.headers) ? "delete" : "put",
         data: message.data,
-        updated: new Date(parsed.timestampMs).toISOString(),
+        updated: this.isoTime(parsed.timestampMs),
         pending: parsed.pending,
       });
     }
     this.wake?.();
+  }
+
+  /** A stored time as `Date#toISOString` gives it; messages stored in one millisecond share the text. */
+  private isoTime(ms: number): string {
+    if (ms !== this.lastTime.ms) this.lastTime = { ms, iso: new Date(ms).toISOString() };
+    return this.lastTime.iso;
   }
 
   private receiveStatus(code: number, description: string, pendingMessages: string): void {
@@ -370,22 +377,49 @@ async function createEphemeral(
 /**
  * Parses `$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>` and the
  * newer form with domain and account hash (`$JS.ACK.<domain>.<hash>.<stream>.….<pending>.<random>`).
+ * Scanned in place, once per message: no token array, no substring per number.
  */
 export function parseAckReply(
   reply: string,
 ): { streamSequence: number; deliverySequence: number; timestampMs: number; pending: number } | undefined {
-  const tokens = reply.split(".");
-  if (tokens[0] !== "$JS" || tokens[1] !== "ACK") return undefined;
-  const offset = tokens.length === 9 ? 0 : tokens.length >= 12 ? 2 : -1;
+  if (!reply.startsWith("$JS.ACK.")) return undefined;
+  let dots = 0;
+  for (let at = reply.indexOf("."); at !== -1 && dots < ACK_DOTS.length; at = reply.indexOf(".", at + 1)) {
+    ACK_DOTS[dots++] = at;
+  }
+  const tokens = dots + 1;
+  const offset = tokens === 9 ? 0 : tokens >= 12 ? 2 : -1;
   if (offset < 0) return undefined;
-  const nanos = tokens[7 + offset]!;
+  // Token i runs from after dot i-1 to dot i (or the end).
+  const start = (token: number) => ACK_DOTS[token - 1]! + 1;
+  const end = (token: number) => (token < dots ? ACK_DOTS[token]! : reply.length);
+  const nanosStart = start(7 + offset);
+  const nanosEnd = end(7 + offset);
   // Whole milliseconds by dropping the last six digits: what BigInt division gave, without a BigInt per message.
-  const timestampMs = /^\d{7,}$/.test(nanos) ? Number(nanos.slice(0, -6)) : Number.NaN;
-  if (!Number.isSafeInteger(timestampMs)) return undefined;
+  const timestampMs = nanosEnd - nanosStart >= 7 ? digits(reply, nanosStart, nanosEnd - 6) : Number.NaN;
+  if (!Number.isSafeInteger(timestampMs) || !Number.isInteger(digits(reply, nanosEnd - 6, nanosEnd))) {
+    return undefined;
+  }
   return {
-    streamSequence: Number(tokens[5 + offset]),
-    deliverySequence: Number(tokens[6 + offset]),
+    streamSequence: digits(reply, start(5 + offset), end(5 + offset)),
+    deliverySequence: digits(reply, start(6 + offset), end(6 + offset)),
     timestampMs,
-    pending: Number(tokens[8 + offset]),
+    pending: digits(reply, start(8 + offset), end(8 + offset)),
   };
+}
+
+/** Where the dots of the reply being parsed are: the first 13 are all a reply of either form needs. */
+const ACK_DOTS = new Int32Array(13);
+const ZERO = 48;
+
+/** The decimal number `text` holds from `from` to `to`; NaN when that is empty, not all digits or not exact. */
+function digits(text: string, from: number, to: number): number {
+  if (from >= to) return Number.NaN;
+  let value = 0;
+  for (let index = from; index < to; index++) {
+    const digit = text.charCodeAt(index) - ZERO;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    value = value * 10 + digit;
+  }
+  return value <= Number.MAX_SAFE_INTEGER ? value : Number.NaN;
 }

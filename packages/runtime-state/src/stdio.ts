@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { JsonRpcPeer, NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol";
+import { JsonRpcPeer, type NdjsonBytesLine, NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol";
 import { type Logger, pino } from "pino";
 import { limitRefusal } from "./errors.js";
 import { mountStateVerbs } from "./mount.js";
@@ -49,9 +49,13 @@ export function serveStdio(options: StdioOptions): StdioHandle {
     write: (text) => {
       if (writable()) output.write(text);
     },
+    writeBytes: (bytes) => {
+      if (writable()) output.write(bytes);
+    },
     schedule: (flush) => process.nextTick(flush),
   });
   const send = (line: string) => writer.writeLine(line);
+  const sendBytes = (line: NdjsonBytesLine) => writer.writeLine(line);
   // The bundle may die with lines in flight: EPIPE is expected, not a crash. Once its stdin is gone nothing
   // is held for it, so a paused input is read again: a dead bundle's stdout then ends, and the service closes.
   const outputGone = () => {
@@ -66,6 +70,7 @@ export function serveStdio(options: StdioOptions): StdioHandle {
   output.on("close", outputGone);
   const peer = new JsonRpcPeer({
     send,
+    sendBytes,
     onProtocolError: (problem) => logger.warn({ problem }, "bad input from bundle"),
     onAnswered: () => pump(),
   });
