@@ -147,7 +147,9 @@ describe("faults a mesh survives (issue 7)", () => {
     }
     expect(lost).toEqual([]);
     await expectWatchMatchesBucket(mesh, events, 0);
-    await watcher.until(() => watcher.reports.some((report) => report.mirror === "m"), 30_000, "the mirror's view");
+    // As long as the watch's: each recovers from the kill on its own consumer, and a recreate nats-server places
+    // on the dead peer is not answered (one in three; the runtime tries again after one request timeout).
+    await watcher.until(() => watcher.reports.some((report) => report.mirror === "m"), 60_000, "the mirror's view");
     const mirrored = watcher.reports.find((report) => report.mirror === "m") as { values?: Record<string, unknown> };
     const bucketValues = [...(await mesh.currentValues())].map(([key, { value }]) => [key, value] as const);
     expect(entriesOf(new Map(Object.entries(mirrored.values ?? mirrored)))).toEqual(entriesOf(new Map(bucketValues)));
