@@ -49,8 +49,12 @@ export function serveStdio(options: StdioOptions): StdioHandle {
     write: (text) => {
       if (writable()) output.write(text);
     },
-    writeBytes: (bytes) => {
-      if (writable()) output.write(bytes);
+    writeBytes: (pieces) => {
+      if (!writable()) return;
+      // Corked, so a batch's pieces leave in one writev: one wake-up of the bundle per line, not one per piece.
+      output.cork();
+      for (const piece of pieces) output.write(piece);
+      output.uncork();
     },
     schedule: (flush) => process.nextTick(flush),
   });

@@ -150,9 +150,10 @@ describe("NdjsonLineWriter", () => {
 
   it("writes a bytes line as its pieces and a newline, in order among text lines, never re-encoded", async () => {
     const written: (string | Uint8Array)[] = [];
+    const writes: number[] = [];
     const writer = new NdjsonLineWriter({
-      write: (text) => written.push(text),
-      writeBytes: (bytes) => written.push(bytes),
+      write: (text) => writes.push(written.push(text)),
+      writeBytes: (pieces) => writes.push(written.push(...pieces)),
     });
     const head = encoder.encode('{"a":');
     const value = encoder.encode('"é"');
@@ -165,6 +166,8 @@ describe("NdjsonLineWriter", () => {
     expect(written[1]).toBe(head);
     expect(written[2]).toBe(value);
     expect(written.slice(4)).toEqual([encoder.encode("\n"), "[1]\n[2]\n"]);
+    // Three writes: the text before, the bytes line with its newline together, the text after.
+    expect(writes).toEqual([1, 5, 6]);
     const all = written.map((piece) => (typeof piece === "string" ? piece : Buffer.from(piece).toString("utf8")));
     expect(all.join("")).toBe('{}\n{"a":"é"}\n[1]\n[2]\n');
   });

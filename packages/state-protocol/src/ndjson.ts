@@ -140,10 +140,11 @@ export interface NdjsonLineWriterOptions {
   /** Writes text (whole lines, each ending in `\n`) to the stream. */
   write: (text: string) => void;
   /**
-   * Writes bytes to the stream, for lines given as bytes: called with each piece of such a line, then with
-   * its newline. Absent: those lines are decoded and written as text.
+   * Writes bytes to the stream, for a line given as bytes: called once per such line with its pieces and its
+   * newline, to be written together (on a Node stream: corked, so they go out as one `writev`). Absent: such a
+   * line is decoded and written as text.
    */
-  writeBytes?: (bytes: Uint8Array) => void;
+  writeBytes?: (pieces: readonly Uint8Array[]) => void;
   /**
    * Runs the flush after the lines of this turn are written: Node's `process.nextTick` runs it once the
    * current callback and its promise reactions are done. Default `queueMicrotask`.
@@ -214,7 +215,6 @@ export class NdjsonLineWriter {
       this.writeTexts([lenientDecoder.decode(concatBytes(pieces))]);
       return;
     }
-    for (const piece of pieces) writeBytes(piece);
-    writeBytes(NEWLINE_BYTES);
+    writeBytes([...pieces, NEWLINE_BYTES]);
   }
 }
