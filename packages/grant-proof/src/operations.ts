@@ -1,6 +1,6 @@
 import { streamName } from "@mesh/manifest-schema";
 import { BucketClient, ConsumerReader, DEFAULT_LIMITS, type ReaderStart, systemClock } from "@mesh/runtime-state";
-import { JetStreamApiError, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 
@@ -63,7 +63,6 @@ export async function connectClient(url: string, login: ClientLogin, timeoutMs: 
   // As runtime-state's service makes them: no $JS.API.INFO (checkAPI false), the same timeouts.
   const options = { checkAPI: false, timeout: timeoutMs };
   const jsm = await jetstreamManager(nc, options);
-  const js = jetstream(nc, options);
   const limits = { ...DEFAULT_LIMITS, requestTimeoutMs: timeoutMs };
   return {
     user: login.user,
@@ -72,7 +71,7 @@ export async function connectClient(url: string, login: ClientLogin, timeoutMs: 
     inboxPrefix: login.inboxPrefix,
     timeoutMs,
     violations,
-    bucket: (bucket) => new BucketClient(bucket, js, jsm),
+    bucket: (bucket) => new BucketClient(bucket, nc, { timeoutMs }),
     reader: (bucket, filter, start, tuning = {}) =>
       new ConsumerReader({
         connection: nc,

@@ -1,4 +1,3 @@
-import { jetstream } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
 import { OTHER_BUCKET, stateServer } from "../test/kit.js";
 import { BucketClient, isoMillis } from "./bucket.js";
@@ -14,7 +13,7 @@ describe("a write that no server answers, against a real server", () => {
     await nats.jsm.streams.delete(stream);
     let recreated: Promise<unknown> | undefined;
     const failed: number[] = [];
-    const client = new BucketClient(OTHER_BUCKET, jetstream(nats.admin), nats.jsm, {
+    const client = new BucketClient(OTHER_BUCKET, nats.admin, {
       noRespondersRetryMs: 30_000,
       onNoResponders(attempt) {
         failed.push(attempt);
@@ -35,14 +34,14 @@ describe("a write that no server answers, against a real server", () => {
     await using nats = await stateServer();
     await nats.jsm.streams.delete(`KV_${OTHER_BUCKET}`);
     const failed: number[] = [];
-    const client = new BucketClient(OTHER_BUCKET, jetstream(nats.admin), nats.jsm, {
+    const client = new BucketClient(OTHER_BUCKET, nats.admin, {
       noRespondersRetryMs: 200,
       onNoResponders: (attempt) => failed.push(attempt),
     });
     const error = await client.put("k", 1).catch((caught: unknown) => caught);
     expect(isNoResponders(error)).toBe(true);
     expect(failed.length).toBeGreaterThan(0);
-    const never = new BucketClient(OTHER_BUCKET, jetstream(nats.admin), nats.jsm, { noRespondersRetryMs: 0 });
+    const never = new BucketClient(OTHER_BUCKET, nats.admin, { noRespondersRetryMs: 0 });
     expect(isNoResponders(await never.put("k", 1).catch((caught: unknown) => caught))).toBe(true);
   });
 });

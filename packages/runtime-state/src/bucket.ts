@@ -1,14 +1,16 @@
 import { isDeletionMarker, KV_OPERATION_HEADER, streamName } from "@mesh/manifest-schema";
 import type { Entry } from "@mesh/state-protocol";
-import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { headers } from "@nats-io/nats-core";
+import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { systemClock } from "./clock.js";
+import { DEFAULT_LIMITS } from "./limits.js";
 import { isApiError, JETSTREAM_CODES, NO_RESPONDERS_RETRY_MS, sendUntilAnswered } from "./nats-failures.js";
+import { directGetLast, publishToStream } from "./requests.js";
 
 /**
  * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
  * in its subject form (`$JS.API.DIRECT.GET.KV_B.$KV.B.<key>`) and publishes to `$KV.B.<key>`.
- * Errors are the client's; the service maps them to reasons.
+ * Both go through the runtime's own requests (requests.ts), whose errors are the client's classes; the service
+ * maps them to reasons.
  */
 
 /** What the stream holds for a key: a value or a delete marker (`DEL` or `PURGE`). */
@@ -55,6 +57,8 @@ export class WrongRevision extends Error {
 }
 
 export interface BucketClientOptions {
+  /** How long a get, put or delete waits for its answer (`requestTimeoutMs`). */
+  timeoutMs?: number;
   /** How long a write that found no responder is tried again (`NO_RESPONDERS_RETRY_MS`; 0: never). */
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
@@ -66,31 +70,17 @@ export interface BucketClientOptions {
 export class BucketClient {
   readonly bucket: string;
   readonly stream: string;
-  private readonly js: JetStreamClient;
-  /** The manager, or the promise of it until it resolves (made without a request: `checkAPI: false`). */
-  private jsm: JetStreamManager | Promise<JetStreamManager>;
+  private readonly connection: NatsConnection;
+  private readonly timeoutMs: number;
   private readonly noRespondersRetryMs: number;
   private readonly onNoResponders: ((attempt: number) => void) | undefined;
   private readonly forgetDeletesAfterSeconds: number | undefined;
 
-  constructor(
-    bucket: string,
-    js: JetStreamClient,
-    jsm: JetStreamManager | Promise<JetStreamManager>,
-    options: BucketClientOptions = {},
-  ) {
+  constructor(bucket: string, connection: NatsConnection, options: BucketClientOptions = {}) {
     this.bucket = bucket;
     this.stream = streamName(bucket);
-    this.js = js;
-    this.jsm = jsm;
-    if (jsm instanceof Promise) {
-      jsm.then(
-        (resolved) => {
-          this.jsm = resolved;
-        },
-        () => undefined,
-      );
-    }
+    this.connection = connection;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
     this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
     this.onNoResponders = options.onNoResponders;
     this.forgetDeletesAfterSeconds = options.forgetDeletesAfterSeconds;
@@ -122,11 +112,9 @@ export class BucketClient {
 
   private lastMessage(key: string) {
     const subject = this.subject(key);
-    const ask = (jsm: JetStreamManager) =>
-      jsm.direct
-        .getMessage(this.stream, { last_by_subj: subject })
-        .then((message) => (message === null || message.subject !== subject ? null : message));
-    return this.jsm instanceof Promise ? this.jsm.then(ask) : ask(this.jsm);
+    return directGetLast(this.connection, this.stream, subject, this.timeoutMs).then((message) =>
+      message === null || message.subject !== subject ? null : message,
+    );
   }
 
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */
@@ -191,8 +179,7 @@ export class BucketClient {
       header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
     }
     try {
-      const ack = await this.publishUntilAnswered(this.subject(key), data, header);
-      return ack.seq;
+      return await this.publishUntilAnswered(this.subject(key), data, header);
     } catch (error) {
       if (isApiError(error, JETSTREAM_CODES.wrongLastSequence, JETSTREAM_CODES.wrongLastSequenceUnknown)) {
         throw new WrongRevision(await this.currentRevision(key));
@@ -203,7 +190,7 @@ export class BucketClient {
 
   /** Publishes, sending again while no server answers for the stream (nothing stored), within the budget. */
   private publishUntilAnswered(subject: string, data: Uint8Array, header?: ReturnType<typeof headers>) {
-    const send = () => this.js.publish(subject, data, header === undefined ? undefined : { headers: header });
+    const send = () => publishToStream(this.connection, subject, data, { timeoutMs: this.timeoutMs, headers: header });
     return sendUntilAnswered(send, this.noRespondersRetryMs, this.onNoResponders, systemClock);
   }
 }

@@ -8,7 +8,7 @@ import {
   type StateMethod,
   type StateParams,
 } from "@mesh/state-protocol";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { type Logger, pino } from "pino";
 import { BucketClient } from "./bucket.js";
@@ -19,6 +19,7 @@ import { resolveLimits } from "./limits.js";
 import { refusalFromNats } from "./nats-failures.js";
 import { ConsumerReader, type ReaderStart } from "./reader.js";
 import { Refusals } from "./refusals.js";
+import { inboxPrefixOf } from "./requests.js";
 import type { DeliverWatchEvents, StateService, StateServiceOptions, StateVerbHandlers } from "./types.js";
 import { type OpenWatch, Watch } from "./watch.js";
 
@@ -40,7 +41,6 @@ class Service implements StateService, VerbHost {
   private readonly logger: Logger;
   private readonly clock;
   private readonly inboxPrefix: string;
-  private readonly js;
   private readonly jsm;
   private readonly watches = new Map<string, OpenWatch>();
   private readonly clients = new Map<string, BucketClient>();
@@ -61,7 +61,6 @@ class Service implements StateService, VerbHost {
     this.clock = options.clock ?? systemClock;
     this.inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.connection) ?? "_INBOX";
     const timeout = this.limits.requestTimeoutMs;
-    this.js = jetstream(this.connection, { timeout });
     // checkAPI: false — the grant has no $JS.API.INFO; the manager makes no request until used.
     this.jsm = jetstreamManager(this.connection, { timeout, checkAPI: false });
     this.statusLoop = this.followConnection();
@@ -163,8 +162,8 @@ class Service implements StateService, VerbHost {
     const clientKey = `${issued.bucket} ${forgetDeletesAfterSeconds ?? ""}`;
     let client = this.clients.get(clientKey);
     if (client === undefined) {
-      const options = forgetDeletesAfterSeconds === undefined ? {} : { forgetDeletesAfterSeconds };
-      client = new BucketClient(issued.bucket, this.js, this.jsm, options);
+      const options = { timeoutMs: this.limits.requestTimeoutMs, forgetDeletesAfterSeconds };
+      client = new BucketClient(issued.bucket, this.connection, options);
       this.clients.set(clientKey, client);
     }
     return { name, issued, client };
@@ -296,13 +295,6 @@ function hasStop(value: object): value is { stop(): void } {
 }
 
 /** The inbox prefix the connection was opened with, read from the client's options when it exposes them. */
-function inboxPrefixOf(connection: object): string | undefined {
-  if (!("options" in connection)) return undefined;
-  const options = connection.options;
-  if (typeof options !== "object" || options === null || !("inboxPrefix" in options)) return undefined;
-  return typeof options.inboxPrefix === "string" ? options.inboxPrefix : undefined;
-}
-
 async function openWatch(watch: Watch): Promise<Watch> {
   await watch.open();
   return watch;

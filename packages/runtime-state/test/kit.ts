@@ -57,6 +57,8 @@ export async function stateServer(spec: BucketSpec = {}) {
   return {
     server: mesh.server!,
     admin,
+    /** Another admin connection, of its own: one a test may close. */
+    connectAdmin: () => mesh.connect("admin"),
     jsm,
     /** The membership the controller issues for `module` after the mesh's raise. */
     membership: (module: string) => mesh.membership(module),
