@@ -2,7 +2,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
 import { BUCKET, readerMembership, spawnBundle, stateServer } from "../test/kit.js";
 import { createStateService } from "./service.js";
-import { encodeWatchEventsParams, StoredPutEvent } from "./stored-events.js";
+import { encodeWatchEventsParams, encodeWatchEventsParamsBytes, StoredPutEvent } from "./stored-events.js";
 
 const encoder = new TextEncoder();
 
@@ -48,6 +48,49 @@ describe("stored values go into the batch line as stored, and never break it", (
     // Sized by what is stored when it goes in as stored; by its encoding otherwise.
     expect((events[0] as StoredPutEvent).valueBytes).toBe(STORED[0]!.data.byteLength);
     expect((events[2] as StoredPutEvent).valueBytes).toBe(Buffer.byteLength(JSON.stringify({ a: 1, b: "two" })));
+  });
+
+  it("encodes any key, time and revision as JSON.stringify would, over seeded batches", () => {
+    let seed = 11;
+    const next = (below: number) => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return (seed >>> 8) % below;
+    };
+    const alphabet = [
+      "a",
+      "Z",
+      "0",
+      "-",
+      "/",
+      "_",
+      "=",
+      ".",
+      '"',
+      "\\",
+      "\n",
+      "\u0001",
+      "\u007f",
+      "é",
+      "€",
+      "😀",
+      "\u2028",
+    ];
+    const text = (length: number) => Array.from({ length }, () => alphabet[next(alphabet.length)]).join("");
+    const revisions = [0, 1, 9, 10, 99, 100, 123_456, 2 ** 31, Number.MAX_SAFE_INTEGER];
+    for (let round = 0; round < 300; round++) {
+      const events = Array.from({ length: 1 + next(20) }, (_, index) => {
+        if (next(6) === 0) return { type: "delete", key: text(next(12)), revision: index, updated: text(3) } as const;
+        const key = next(2) === 0 ? `k.${index}` : text(1 + next(12));
+        const value = next(2) === 0 ? { n: index, s: text(next(8)) } : text(next(8));
+        const updated = next(3) === 0 ? text(next(30)) : "2026-12-02T04:50:00.123Z";
+        const revision = revisions[next(revisions.length)]!;
+        return new StoredPutEvent(key, encoder.encode(JSON.stringify(value)), revision, updated);
+      });
+      const bytes = encodeWatchEventsParamsBytes("w1", events);
+      const line = Buffer.from(bytes).toString("utf8");
+      expect(line).not.toMatch(/[\n\r]/);
+      expect(line).toBe(JSON.stringify({ watch: "w1", events }));
+    }
   });
 
   it("a bundle watching values other clients stored reads what get reads, on intact lines", async () => {

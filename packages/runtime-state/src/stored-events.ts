@@ -90,31 +90,42 @@ export function encodeWatchEventsParams(watch: string, events: readonly WatchEve
   return Buffer.from(encodeWatchEventsParamsBytes(watch, events)).toString("utf8");
 }
 
-/** A put's fixed text around its key, value, revision and time: ASCII, so one byte per character. */
-const PUT_FIXED_CHARS = '{"type":"put","key":,"value":,"revision":,"updated":}'.length;
-/** At most 3 bytes of UTF-8 per UTF-16 unit; an event's revision is at most 16 digits. */
-const UTF8_PER_UNIT = 3;
-const REVISION_CHARS = 16;
+const ascii = (text: string) => Uint8Array.from(text, (char) => char.charCodeAt(0));
+const PUT_HEAD = ascii('{"type":"put","key":');
+const VALUE_FIELD = ascii(',"value":');
+const REVISION_FIELD = ascii(',"revision":');
+const UPDATED_FIELD = ascii(',"updated":');
+/** A put's fixed text, in bytes: its fields' names and the closing brace. */
+const PUT_FIXED_BYTES = PUT_HEAD.length + VALUE_FIELD.length + REVISION_FIELD.length + UPDATED_FIELD.length + 1;
+/** At most 6 bytes per UTF-16 unit of a JSON string (`\u001f`); a revision is at most 16 digits. */
+const JSON_STRING_BYTES_PER_UNIT = 6;
+const REVISION_DIGITS = 16;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
+const ZERO = 0x30;
 
 /**
  * The params of one `mesh/state` request as UTF-8 bytes, built in one buffer: each stored value is copied in
- * as stored, everything else encoded. Sized by a bound first (text at 3 bytes per unit), then cut to length.
+ * as stored, everything else encoded. Sized by a bound first, then cut to length. A put's fields are written
+ * byte by byte: with values of a few hundred bytes, a native `Buffer#write` per field cost more than the value.
  */
 export function encodeWatchEventsParamsBytes(watch: string, events: readonly WatchEvent[]): Uint8Array {
   const head = `{"watch":${JSON.stringify(watch)},"events":[`;
-  const keys = new Array<string>(events.length);
-  let bound = UTF8_PER_UNIT * head.length + 2 + events.length;
+  const others = new Array<string | undefined>(events.length);
+  let bound = JSON_STRING_BYTES_PER_UNIT * head.length + 2 + events.length;
   for (let index = 0; index < events.length; index++) {
     const event = events[index]!;
-    const text = event instanceof StoredPutEvent ? JSON.stringify(event.key) : JSON.stringify(event);
-    keys[index] = text;
-    bound += UTF8_PER_UNIT * text.length;
     if (event instanceof StoredPutEvent) {
-      bound += PUT_FIXED_CHARS + REVISION_CHARS + UTF8_PER_UNIT * JSON.stringify(event.updated).length;
+      const strings = event.key.length + event.updated.length;
+      bound += PUT_FIXED_BYTES + 4 + JSON_STRING_BYTES_PER_UNIT * strings + REVISION_DIGITS;
       bound += event.valueBytesJson.byteLength;
+    } else {
+      const text = JSON.stringify(event);
+      others[index] = text;
+      bound += JSON_STRING_BYTES_PER_UNIT * text.length;
     }
   }
   const out = Buffer.allocUnsafe(bound);
@@ -123,16 +134,50 @@ export function encodeWatchEventsParamsBytes(watch: string, events: readonly Wat
     if (index > 0) out[at++] = COMMA;
     const event = events[index]!;
     if (!(event instanceof StoredPutEvent)) {
-      at += out.write(keys[index]!, at);
+      at += out.write(others[index]!, at);
       continue;
     }
-    at += out.write(`{"type":"put","key":${keys[index]},"value":`, at);
+    out.set(PUT_HEAD, at);
+    at = writeJsonString(out, at + PUT_HEAD.length, event.key);
+    out.set(VALUE_FIELD, at);
+    at += VALUE_FIELD.length;
     const value = event.valueBytesJson;
     out.set(value, at);
     at += value.byteLength;
-    at += out.write(`,"revision":${event.revision},"updated":${JSON.stringify(event.updated)}}`, at);
+    out.set(REVISION_FIELD, at);
+    at = writeDigits(out, at + REVISION_FIELD.length, event.revision);
+    out.set(UPDATED_FIELD, at);
+    at = writeJsonString(out, at + UPDATED_FIELD.length, event.updated);
+    out[at++] = CLOSE_BRACE;
   }
   out[at++] = CLOSE_BRACKET;
   out[at++] = CLOSE_BRACE;
   return out.subarray(0, at);
+}
+
+/** Writes `text` as a JSON string at `at`; returns where it ends. Printable ASCII needing no escape goes byte by byte. */
+function writeJsonString(out: Buffer, at: number, text: string): number {
+  out[at] = QUOTE;
+  let end = at + 1;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code > 0x7e || code === QUOTE || code === BACKSLASH) {
+      return at + out.write(JSON.stringify(text), at);
+    }
+    out[end++] = code;
+  }
+  out[end++] = QUOTE;
+  return end;
+}
+
+/** Writes a non-negative safe integer in decimal at `at`; returns where it ends. */
+function writeDigits(out: Buffer, at: number, value: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  let rest = value;
+  for (let index = at + digits - 1; index >= at; index--) {
+    out[index] = ZERO + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return at + digits;
 }
