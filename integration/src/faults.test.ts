@@ -98,7 +98,10 @@ describe("faults a mesh survives (issue 7)", () => {
     await watchUntilCurrent(watcher, "w");
     // The same bundle also keeps an sdk-ts mirror, as a module author would.
     watcher.send({ op: "mirror", tag: "m" });
-    await watcher.until(() => watcher.reports.some((report) => report.mirrorSynced === "m"), 15_000, "mirror synced");
+    // A mirror that failed reports why: the test then says it, instead of waiting out the deadline.
+    const mirrorOutcome = () => watcher.reports.find((report) => report.mirrorSynced === "m" || report.mirror === "m");
+    await watcher.until(() => mirrorOutcome() !== undefined, 15_000, "mirror synced");
+    expect(mirrorOutcome()).toEqual({ mirrorSynced: "m" });
 
     // 1,000 puts, 50 unanswered at any time, so the run lasts long enough for the kill to land inside it.
     const count = 1_000;
