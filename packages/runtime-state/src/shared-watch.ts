@@ -1,5 +1,6 @@
 import type { WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
+import { StoredPutEvent } from "./stored-events.js";
 import type { DeliverWatchEvents } from "./types.js";
 import { eventBatches, eventBytes, type OpenWatch, Watch, type WatchOptions } from "./watch.js";
 
@@ -136,7 +137,8 @@ export class SharedWatch {
         if (this.view) {
           const before = this.view.get(event.key);
           if (before) this.viewBytes -= eventBytes(before);
-          this.view.set(event.key, event);
+          // Kept for as long as the key is not written again: its bytes, not the chunk they came in.
+          this.view.set(event.key, event instanceof StoredPutEvent ? event.ownBytes() : event);
           this.viewBytes += eventBytes(event);
         }
       } else if (event.type === "delete") {

@@ -93,6 +93,19 @@ describe("stored values go into the batch line as stored, and never break it", (
     }
   });
 
+  it("copies its bytes out of the chunk they were read into when asked, and encodes the same", () => {
+    const chunk = encoder.encode('xx{"a":1}yy{"b":2}zz');
+    const event = new StoredPutEvent("k", chunk.subarray(2, 9), 5, "2026-12-02T05:40:00.000Z");
+    const before = encodeWatchEventsParams("w1", [event]);
+    expect(event.valueBytesJson.buffer).toBe(chunk.buffer);
+    expect(event.ownBytes()).toBe(event);
+    expect(event.valueBytesJson.buffer).not.toBe(chunk.buffer);
+    expect(event.valueBytesJson.buffer.byteLength).toBe(7);
+    chunk.fill(0x20);
+    expect(encodeWatchEventsParams("w1", [event])).toBe(before);
+    expect(event.value).toEqual({ a: 1 });
+  });
+
   it("a bundle watching values other clients stored reads what get reads, on intact lines", async () => {
     await using nats = await stateServer();
     const js = jetstream(nats.admin);

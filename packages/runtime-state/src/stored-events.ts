@@ -25,8 +25,11 @@ export class StoredPutEvent implements PutEvent {
   declare readonly value: PutEvent["value"];
   declare readonly revision: number;
   declare readonly updated: string;
-  /** The value's JSON as stored, when it can go into a line as it is. */
-  readonly #stored: Uint8Array | undefined;
+  /**
+   * The value's JSON as stored, when it can go into a line as it is: as NATS handed it over, a view on the
+   * socket chunk it arrived in, until `ownBytes` copies it out.
+   */
+  #stored: Uint8Array | undefined;
   #value: unknown = NOT_PARSED;
   /** The value's encoded size, in bytes. */
   readonly #bytes: number;
@@ -39,6 +42,17 @@ export class StoredPutEvent implements PutEvent {
     Object.defineProperty(this, "value", VALUE_PROPERTY);
     this.revision = revision;
     this.updated = updated;
+  }
+
+  /**
+   * Copies the stored bytes out of the chunk they were read into, once, and returns this event. For an event
+   * kept long (a shared watch's view): a view on a chunk keeps the whole chunk, and every other message read
+   * with it, in memory.
+   */
+  ownBytes(): this {
+    const stored = this.#stored;
+    if (stored !== undefined && stored.byteLength !== stored.buffer.byteLength) this.#stored = stored.slice();
+    return this;
   }
 
   /** The value's JSON as UTF-8 bytes for a line. */
