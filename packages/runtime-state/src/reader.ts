@@ -1,6 +1,6 @@
 import { isDeletionMarker } from "@mesh/manifest-schema";
 import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
-import { AckPolicy, DeliverPolicy, JetStreamApiError } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import {
   isApiError,
@@ -9,6 +9,7 @@ import {
   noRespondersPause,
   sendUntilAnswered,
 } from "./nats-failures.js";
+import { jetStreamAnswer } from "./requests.js";
 import type { Clock, StateLimits } from "./types.js";
 
 /**
@@ -369,9 +370,7 @@ async function createEphemeral(
 ): Promise<ConsumerInfo> {
   const body = JSON.stringify({ stream_name: stream, config, action: "create" });
   const reply = await connection.request(`$JS.API.CONSUMER.CREATE.${stream}`, body, { timeout: timeoutMs });
-  const answer = reply.json<ConsumerInfo & { error?: ConstructorParameters<typeof JetStreamApiError>[0] }>();
-  if (answer.error) throw new JetStreamApiError(answer.error);
-  return answer;
+  return jetStreamAnswer<ConsumerInfo>(reply);
 }
 
 /**
@@ -390,27 +389,33 @@ export function parseAckReply(
   const tokens = dots + 1;
   const offset = tokens === 9 ? 0 : tokens >= 12 ? 2 : -1;
   if (offset < 0) return undefined;
-  // Token i runs from after dot i-1 to dot i (or the end).
-  const start = (token: number) => ACK_DOTS[token - 1]! + 1;
-  const end = (token: number) => (token < dots ? ACK_DOTS[token]! : reply.length);
-  const nanosStart = start(7 + offset);
-  const nanosEnd = end(7 + offset);
+  const nanosStart = tokenStart(7 + offset);
+  const nanosEnd = tokenEnd(7 + offset, dots, reply.length);
   // Whole milliseconds by dropping the last six digits: what BigInt division gave, without a BigInt per message.
   const timestampMs = nanosEnd - nanosStart >= 7 ? digits(reply, nanosStart, nanosEnd - 6) : Number.NaN;
   if (!Number.isSafeInteger(timestampMs) || !Number.isInteger(digits(reply, nanosEnd - 6, nanosEnd))) {
     return undefined;
   }
   return {
-    streamSequence: digits(reply, start(5 + offset), end(5 + offset)),
-    deliverySequence: digits(reply, start(6 + offset), end(6 + offset)),
+    streamSequence: digits(reply, tokenStart(5 + offset), tokenEnd(5 + offset, dots, reply.length)),
+    deliverySequence: digits(reply, tokenStart(6 + offset), tokenEnd(6 + offset, dots, reply.length)),
     timestampMs,
-    pending: digits(reply, start(8 + offset), end(8 + offset)),
+    pending: digits(reply, tokenStart(8 + offset), tokenEnd(8 + offset, dots, reply.length)),
   };
 }
 
 /** Where the dots of the reply being parsed are: the first 13 are all a reply of either form needs. */
 const ACK_DOTS = new Int32Array(13);
 const ZERO = 48;
+
+/** Token i of the reply just scanned runs from after dot i-1 to dot i (or the end): plain functions, no closure per message. */
+function tokenStart(token: number): number {
+  return ACK_DOTS[token - 1]! + 1;
+}
+
+function tokenEnd(token: number, dots: number, length: number): number {
+  return token < dots ? ACK_DOTS[token]! : length;
+}
 
 /** The decimal number `text` holds from `from` to `to`; NaN when that is empty, not all digits or not exact. */
 function digits(text: string, from: number, to: number): number {

@@ -141,7 +141,6 @@ export function inboxPrefixOf(connection: object): string | undefined {
 }
 
 const EMPTY = new Uint8Array(0);
-const decoder = new TextDecoder();
 
 /**
  * A JetStream publish: the stored sequence from the PubAck, as `js.publish` parses it (an `error` body is a
@@ -154,14 +153,16 @@ export async function publishToStream(
   options: { timeoutMs: number; headers?: MsgHdrs | undefined },
 ): Promise<number> {
   const reply = await request(connection, subject, data, options);
-  const ack = JSON.parse(decoder.decode(reply.data)) as {
-    stream?: string;
-    seq: number;
-    error?: ConstructorParameters<typeof JetStreamApiError>[0];
-  };
-  if (ack.error) throw new JetStreamApiError(ack.error);
+  const ack = jetStreamAnswer<{ stream?: string; seq: number }>(reply);
   if (ack.stream === "") throw new JetStreamError("invalid ack response");
   return ack.seq;
+}
+
+/** A JetStream API or PubAck answer's body; one carrying `error` throws it as a `JetStreamApiError`, code and all. */
+export function jetStreamAnswer<T>(reply: Msg): T {
+  const answer = reply.json<T & { error?: ConstructorParameters<typeof JetStreamApiError>[0] }>();
+  if (answer.error) throw new JetStreamApiError(answer.error);
+  return answer;
 }
 
 /** A stored message as a direct get returns it (its `Nats-*` headers read once). */

@@ -294,7 +294,6 @@ function hasStop(value: object): value is { stop(): void } {
   return "stop" in value && typeof value.stop === "function";
 }
 
-/** The inbox prefix the connection was opened with, read from the client's options when it exposes them. */
 async function openWatch(watch: Watch): Promise<Watch> {
   await watch.open();
   return watch;

@@ -60,11 +60,6 @@ export class StoredPutEvent implements PutEvent {
     return this.#stored ?? Buffer.from(JSON.stringify(this.#value));
   }
 
-  /** The value's JSON text for a line. */
-  get valueJson(): string {
-    return this.#stored === undefined ? JSON.stringify(this.#value) : Buffer.from(this.#stored).toString("utf8");
-  }
-
   /** The value's encoded size, in bytes, as a batch counts it. */
   get valueBytes(): number {
     return this.#bytes;
@@ -128,14 +123,17 @@ const ZERO = 0x30;
  */
 export function encodeWatchEventsParamsBytes(watch: string, events: readonly WatchEvent[]): Uint8Array {
   const head = `{"watch":${JSON.stringify(watch)},"events":[`;
+  // Per event: a put's value bytes (encoded once, when not stored as they are), or any other event's text.
+  const values = new Array<Uint8Array | undefined>(events.length);
   const others = new Array<string | undefined>(events.length);
   let bound = JSON_STRING_BYTES_PER_UNIT * head.length + 2 + events.length;
   for (let index = 0; index < events.length; index++) {
     const event = events[index]!;
     if (event instanceof StoredPutEvent) {
+      const value = event.valueBytesJson;
+      values[index] = value;
       const strings = event.key.length + event.updated.length;
-      bound += PUT_FIXED_BYTES + 4 + JSON_STRING_BYTES_PER_UNIT * strings + REVISION_DIGITS;
-      bound += event.valueBytesJson.byteLength;
+      bound += PUT_FIXED_BYTES + 4 + JSON_STRING_BYTES_PER_UNIT * strings + REVISION_DIGITS + value.byteLength;
     } else {
       const text = JSON.stringify(event);
       others[index] = text;
@@ -155,7 +153,7 @@ export function encodeWatchEventsParamsBytes(watch: string, events: readonly Wat
     at = writeJsonString(out, at + PUT_HEAD.length, event.key);
     out.set(VALUE_FIELD, at);
     at += VALUE_FIELD.length;
-    const value = event.valueBytesJson;
+    const value = values[index]!;
     out.set(value, at);
     at += value.byteLength;
     out.set(REVISION_FIELD, at);

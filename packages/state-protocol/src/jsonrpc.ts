@@ -83,7 +83,7 @@ export interface JsonRpcPeerOptions {
   /** Sends one line (without its newline). */
   send: (line: string) => void;
   /**
-   * Sends one line given as UTF-8 bytes in pieces (without its newline): `requestEncoded` with bytes uses it.
+   * Sends one line given as UTF-8 bytes in pieces (without its newline): `requestEncodedBytes` uses it.
    * Absent: such a line is decoded and sent with `send`.
    */
   sendBytes?: (line: NdjsonBytesLine) => void;
