@@ -19,24 +19,32 @@ default_bin=$NATS_SERVER_BIN
 summary=()
 failed=0
 timed() { # timed <label> <command...>: runs it, records its time and outcome in the summary.
-  local label=$1 started=$SECONDS outcome=passed
+  local label=$1 started=$SECONDS
+  outcome=passed
   shift
-  "$@" || { outcome=FAILED; failed=1; }
+  "$@" 2>&1 | tee "$log" || { outcome=FAILED; failed=1; }
   summary+=("$(printf '%-44s %-6s %4d s' "$label" "$outcome" $((SECONDS - started)))")
 }
 version_of() { "$1" --version | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+' | head -n 1; }
 fresh_results() { rm -f "$MESH_PROVEN_DIR/$1.jsonl"; }
 report=$(mktemp)
-trap 'rm -f "$report"' EXIT
+log=$(mktemp) # the part's output, for the unhandled errors vitest reports outside its JSON report
+trap 'rm -f "$report" "$log"' EXIT
 # vitest's JSON report next to its usual output, for the pass counts in the table.
 reporters=(--reporter=default --reporter=json "--outputFile.json=$report")
-record_counts() { [ -s "$report" ] && node scripts/proven-table.mjs --record-vitest "$1" "$report" "$2"; rm -f "$report"; }
+failures=()
+# record_counts <version> <fact> <outcome>: the pass count for the table; for a failed part, what failed.
+record_counts() {
+  [ -s "$report" ] && node scripts/proven-table.mjs --record-vitest "$1" "$report" "$2"
+  [ "$3" = passed ] || failures+=("$(node scripts/failed-tests.mjs "$2 on nats-server $1" "$report" "$log")")
+  rm -f "$report"
+}
 
 default_version=$(version_of "$default_bin")
 if [ "$versions_only" = false ]; then
   fresh_results "$default_version"
   timed "whole suite on nats-server $default_version" pnpm test "${reporters[@]}"
-  record_counts "$default_version" "whole suite"
+  record_counts "$default_version" "whole suite" "$outcome"
 else
   timed "build" pnpm build
 fi
@@ -60,7 +68,7 @@ while read -r version path; do
   [ "$marker" = below-floor ] && label="below-floor tests on nats-server $version"
   fresh_results "$version"
   NATS_SERVER_BIN=$path timed "$label" pnpm vitest run "${reporters[@]}" "${files[@]}"
-  record_counts "$version" "${label%% on nats-server*}"
+  record_counts "$version" "${label%% on nats-server*}" "$outcome"
 done <<<"$NATS_SERVER_PATHS"
 
 node scripts/proven-table.mjs --write
@@ -68,4 +76,6 @@ node scripts/proven-table.mjs --write
 echo
 echo "test: per part (the README's table, docs/proven/, shows what each version proved):"
 printf '  %s\n' "${summary[@]}"
+# What failed comes last, so the tail of a long log names it.
+[ "${#failures[@]}" -eq 0 ] || { echo; echo "test: what failed"; printf '%s\n' "${failures[@]}"; }
 exit "$failed"
