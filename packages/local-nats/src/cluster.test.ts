@@ -1,10 +1,13 @@
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, test } from "vitest";
-import { startCluster } from "./cluster.js";
+import { localNodes, startCluster } from "./cluster.js";
+import { LocalNatsError } from "./errors.js";
 import { pollUntil } from "./poll.js";
 import { dirOf, processExists } from "./testing.js";
+import type { ClusterSpec } from "./types.js";
 
 describe("startCluster", () => {
   test("an R3 stream keeps its messages when a node is SIGKILLed, and the node restarts and rejoins", async () => {
@@ -85,5 +88,38 @@ describe("startCluster", () => {
     expect(pids).toHaveLength(3);
     for (const pid of pids) expect(processExists(pid)).toBe(false);
     expect(existsSync(dir)).toBe(false);
+  });
+
+  test("a node whose port was taken meanwhile: the cluster starts again on new ports", async () => {
+    const real = await localNodes(undefined);
+    const blocker = createServer();
+    const attempts: number[] = [];
+    let firstFailure: unknown;
+    try {
+      await using cluster = await startCluster({
+        createNodes: async (spec: ClusterSpec) => {
+          const nodes = await real(spec);
+          attempts.push(nodes[0]!.port);
+          // The first time, n1's client port is taken between its reservation and nats-server's bind.
+          if (attempts.length === 1) {
+            await new Promise<void>((resolve) => blocker.listen(nodes[0]!.port, "127.0.0.1", resolve));
+            const start = nodes[0]!.start.bind(nodes[0]);
+            nodes[0]!.start = () =>
+              start().catch((error: unknown) => {
+                firstFailure = error;
+                throw error;
+              });
+          }
+          return nodes;
+        },
+      });
+      expect(attempts).toHaveLength(2);
+      expect(firstFailure).toBeInstanceOf(LocalNatsError);
+      expect((firstFailure as LocalNatsError).code).toBe("port-taken");
+      expect(cluster.nodes[0]!.port).toBe(attempts[1]);
+      expect(cluster.nodes[0]!.port).not.toBe(attempts[0]);
+    } finally {
+      blocker.close();
+    }
   });
 });

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defaultNatsServer } from "./binary.js";
+import { LocalNatsError } from "./errors.js";
 import { LocalNode } from "./local-node.js";
-import { type MetaGroupView, metaGroup, reservePorts } from "./net.js";
+import { type MetaGroupView, metaGroup, type RouteView, reservePorts, routeMeshGaps, routeView } from "./net.js";
 import { DEFAULT_LOG_LINES, type ServerNode } from "./node.js";
 import { untilPlaceable } from "./placement.js";
 import { pollUntil } from "./poll.js";
@@ -21,13 +22,39 @@ const STALLED_JOIN_MS = 3_000;
 
 /**
  * Starts a JetStream cluster of `size` nodes on loopback (server_name n1…, routes to every other node, a store
- * each) and resolves once every node is in the JetStream meta group under one leader; with `placementProbe`, once
- * the cluster also places a stream of `size` replicas.
+ * each) and resolves once every node is in the JetStream meta group under one leader and every route is up
+ * (`waitForWholeRouteMesh`); with `placementProbe`, once the cluster also places a stream of `size` replicas.
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
   const size = options.size ?? 3;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`cluster size must be a whole number ≥ 1, got ${size}`);
   const createNodes = options.createNodes ?? (await localNodes(options.binary));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(options, size, createNodes);
+    } catch (error) {
+      if (attempt >= PORT_CLASH_ATTEMPTS || !isPortClash(error)) throw error;
+    }
+  }
+}
+
+/**
+ * How many times a cluster is started afresh, on new ports, when a node finds one of its ports taken. The ports are
+ * reserved and released before the nodes bind them (`reservePorts`), and each node's monitoring port is the
+ * kernel's pick: measured once in 200 cluster demos run beside the whole suite, n3's monitoring port was the route
+ * port reserved for it, and it exited with "address already in use".
+ */
+const PORT_CLASH_ATTEMPTS = 3;
+
+function isPortClash(error: unknown): boolean {
+  return error instanceof LocalNatsError && error.code === "port-taken";
+}
+
+async function startClusterOnce(
+  options: StartClusterOptions,
+  size: number,
+  createNodes: (spec: ClusterSpec) => Promise<ServerNode[]>,
+): Promise<ClusterHandle> {
   const name = options.name ?? uniqueName("cluster");
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const names = Array.from({ length: size }, (_, index) => `n${index + 1}`);
@@ -40,6 +67,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       const failed = results.find((result) => result.status === "rejected");
       if (failed) throw failed.reason;
       await handle.waitForWholeMetaGroup();
+      await handle.waitForWholeRouteMesh(nodes);
       if (options.placementProbe) {
         await untilPlaceable(handle.urls, options.placementProbe, {
           replicas: size,
@@ -56,7 +84,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 }
 
 /** Nodes that run `binary` (default: the one `findNatsServer` finds) as child processes of this one. */
-async function localNodes(binary: string | undefined): Promise<(spec: ClusterSpec) => Promise<ServerNode[]>> {
+export async function localNodes(binary: string | undefined): Promise<(spec: ClusterSpec) => Promise<ServerNode[]>> {
   const path = binary ?? (await defaultNatsServer());
   return async (spec) => {
     const size = spec.names.length;
@@ -153,6 +181,32 @@ class Cluster implements ClusterHandle {
     );
   }
 
+  /**
+   * Resolves once every running node among `nodes` has all its routes to every other: its pool (3 from 2.10 on)
+   * and a route for each pinned account (`$SYS`). Two nodes that dial each other at once close both connections
+   * as duplicates and dial again a second later: seen on 2.15.3 in a cluster demo's debug log, n1 and n2 had no
+   * `$SYS` route for a second after the meta group was whole. A test started then runs on a cluster that cannot
+   * yet carry every message between those two nodes.
+   */
+  async waitForWholeRouteMesh(nodes: ServerNode[]): Promise<void> {
+    let gaps: string[] = [];
+    await pollUntil(
+      async () => {
+        const running = nodes.filter((node) => node.monitorUrl !== undefined);
+        const views = await Promise.all(running.map((node) => routeView(node.monitorUrl!)));
+        if (views.some((view) => view === undefined)) return undefined;
+        gaps = routeMeshGaps(views as RouteView[]);
+        return gaps.length === 0 ? true : undefined;
+      },
+      {
+        what: `every route between the nodes of cluster ${this.name}`,
+        timeoutMs: this.#timeoutMs,
+        intervalMs: 25,
+        logTail: () => `missing: ${gaps.join("; ")}\n${logTails(nodes)}`,
+      },
+    );
+  }
+
   #views(nodes: ServerNode[]): Promise<(MetaGroupView | undefined)[]> {
     return Promise.all(nodes.map((node) => (node.monitorUrl ? metaGroup(node.monitorUrl) : undefined)));
   }
@@ -178,6 +232,7 @@ class Cluster implements ClusterHandle {
         await node.stop();
         await node.start();
         await this.waitForMetaLeader([node]);
+        await this.waitForWholeRouteMesh(this.#serverNodes);
       },
       logTail: (lines = DEFAULT_LOG_LINES) => node.logTail(lines),
     };

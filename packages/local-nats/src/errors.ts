@@ -5,6 +5,8 @@ export type LocalNatsErrorCode =
   | "not-a-nats-server"
   /** nats-server exited while we waited for it to get ready. */
   | "server-exited"
+  /** nats-server exited while starting because a port it was given was taken ("address already in use"). */
+  | "port-taken"
   /** A server or cluster did not get ready before the deadline. */
   | "start-timeout"
   /** A cluster's placement probe was refused for another reason than placement (its user may not create streams). */

@@ -150,10 +150,13 @@ export class LocalNode implements ServerNode {
   #exitedEarly(child: ChildProcess): LocalNatsError | undefined {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) return undefined;
     const how = child.pid === undefined ? "could not be spawned" : `exited (${child.exitCode ?? child.signalCode})`;
+    const logTail = this.logTail();
+    // nats-server says so in its log, the one place its reason is told.
+    const portTaken = logTail.includes("address already in use");
     return new LocalNatsError(
-      "server-exited",
-      `nats-server ${this.name} ${how} before it accepted clients; its config is ${this.configPath}`,
-      { logTail: this.logTail() },
+      portTaken ? "port-taken" : "server-exited",
+      `nats-server ${this.name} ${how} before it accepted clients${portTaken ? ": a port it was given was taken" : ""}; its config is ${this.configPath}`,
+      { logTail },
     );
   }
 }

@@ -106,3 +106,60 @@ export async function metaGroup(monitorUrl: string): Promise<MetaGroupView | und
     return undefined;
   }
 }
+
+/** A server's name and id, its route pool size, and its routes, as its monitoring endpoint reports them. */
+export interface RouteView {
+  readonly name: string;
+  readonly serverId: string;
+  /** Routes per remote server that carry any account: `pool_size` from 2.10 on, 1 before (and when pooling is off). */
+  readonly pooled: number;
+  /** Each route: the server at its other end, and the account it is pinned to (from 2.10: `$SYS` at least). */
+  readonly routes: readonly { readonly remoteId: string; readonly account: string | undefined }[];
+}
+
+/** The routes as a server's monitoring endpoint reports them, or undefined while it does not answer. */
+export async function routeView(monitorUrl: string): Promise<RouteView | undefined> {
+  try {
+    const [varz, routez] = await Promise.all(
+      ["varz", "routez"].map(async (endpoint) => {
+        const response = await fetch(`${monitorUrl}/${endpoint}`, { signal: AbortSignal.timeout(1_000) });
+        return response.ok ? ((await response.json()) as Record<string, unknown>) : undefined;
+      }),
+    );
+    if (varz === undefined || routez === undefined) return undefined;
+    const poolSize = (varz.cluster as { pool_size?: number } | undefined)?.pool_size ?? 1;
+    const routes = (routez.routes ?? []) as { remote_id?: string; account?: string }[];
+    return {
+      name: String(varz.server_name ?? ""),
+      serverId: String(varz.server_id ?? ""),
+      pooled: Math.max(1, poolSize),
+      routes: routes.map((route) => ({ remoteId: route.remote_id ?? "", account: route.account || undefined })),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the route mesh of these servers lacks, one line a missing route ("n1 has 2 of 3 pooled routes to n2",
+ * "n1 has no route for account $SYS to n2"); empty when every server has every route to every other. The
+ * accounts pinned anywhere are expected between every pair.
+ */
+export function routeMeshGaps(views: readonly RouteView[]): string[] {
+  const pinned = new Set(views.flatMap((view) => view.routes.flatMap((route) => route.account ?? [])));
+  const gaps: string[] = [];
+  for (const view of views) {
+    for (const other of views) {
+      if (other === view) continue;
+      const toOther = view.routes.filter((route) => route.remoteId === other.serverId);
+      const pooled = toOther.filter((route) => route.account === undefined).length;
+      if (pooled !== view.pooled)
+        gaps.push(`${view.name} has ${pooled} of ${view.pooled} pooled routes to ${other.name}`);
+      for (const account of pinned) {
+        if (!toOther.some((route) => route.account === account))
+          gaps.push(`${view.name} has no route for account ${account} to ${other.name}`);
+      }
+    }
+  }
+  return gaps;
+}

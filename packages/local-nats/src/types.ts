@@ -90,7 +90,7 @@ export interface StartClusterOptions {
   readonly placementProbe?: PlacementProbe;
 }
 
-/** One node of a cluster; `restart()` resolves once it accepts clients and sees the meta leader again. */
+/** One node of a cluster; `restart()` resolves once it accepts clients, sees the meta leader again, and every running node has all its routes. */
 export interface ClusterNode extends ServerProcess {
   /** server_name: "n1", "n2", … */
   readonly name: string;
