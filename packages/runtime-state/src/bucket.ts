@@ -3,7 +3,13 @@ import type { Entry } from "@mesh/state-protocol";
 import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { systemClock } from "./clock.js";
 import { DEFAULT_LIMITS } from "./limits.js";
-import { isApiError, JETSTREAM_CODES, NO_RESPONDERS_RETRY_MS, sendUntilAnswered } from "./nats-failures.js";
+import {
+  askAgainIfUnanswered,
+  isApiError,
+  JETSTREAM_CODES,
+  NO_RESPONDERS_RETRY_MS,
+  sendUntilAnswered,
+} from "./nats-failures.js";
 import { directGetLast, publishToStream } from "./requests.js";
 
 /**
@@ -112,7 +118,8 @@ export class BucketClient {
 
   private lastMessage(key: string) {
     const subject = this.subject(key);
-    return directGetLast(this.connection, this.stream, subject, this.timeoutMs).then((message) =>
+    const ask = (timeoutMs: number) => directGetLast(this.connection, this.stream, subject, timeoutMs);
+    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock).then((message) =>
       message === null || message.subject !== subject ? null : message,
     );
   }

@@ -3,6 +3,7 @@ import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/je
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import {
+  askAgainIfUnanswered,
   isApiError,
   JETSTREAM_CODES,
   NO_RESPONDERS_RETRY_MS,
@@ -121,7 +122,13 @@ export class ConsumerReader {
       callback: (error, message) =>
         error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
     });
-    const create = () => createEphemeral(this.options.connection, stream, config, limits.requestTimeoutMs);
+    // The same name and config each time: a create asked again is answered with the consumer the first made.
+    const create = () =>
+      askAgainIfUnanswered(
+        (timeoutMs) => createEphemeral(this.options.connection, stream, config, timeoutMs),
+        limits.requestTimeoutMs,
+        this.options.clock,
+      );
     const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
     const info = await sendUntilAnswered(create, budgetMs, this.options.onNoResponders, this.options.clock);
     this.numPendingAtCreate = info.num_pending;

@@ -78,6 +78,8 @@ export class Watch implements OpenWatch {
   /** Lost readers whose consumer could not be deleted (the link was down): retried once NATS answers again. */
   private undeleted: ConsumerReader[] = [];
   private readonly retries = new Set<unknown>();
+  /** Lost readers whose consumer's delete is out now (`forget`). */
+  private readonly deleting = new Set<ConsumerReader>();
   /** The batch with the bundle now, if any (at most one). */
   private inFlight: Promise<void> | undefined;
 
@@ -115,7 +117,10 @@ export class Watch implements OpenWatch {
     this.stopped = true;
     for (const retry of this.retries) this.options.readerDefaults.clock.clearTimeout(retry);
     this.retries.clear();
-    await Promise.all([this.reader, ...this.undeleted.splice(0)].map((reader) => reader?.close()));
+    // A delete still out may never be answered (one sent during an outage may get none, even once the link is back):
+    // asked again with the others. A consumer already gone counts as deleted.
+    const left = [this.reader, ...this.undeleted.splice(0), ...this.deleting];
+    await Promise.all(left.map((reader) => reader?.close()));
     this.options.logger.info({ watch: this.id, why }, "watch stopped");
   }
 
@@ -306,7 +311,10 @@ export class Watch implements OpenWatch {
    * would keep it (its inactivity threshold), so a recovered watch leaves no consumer behind.
    */
   private forget(reader: ConsumerReader | undefined, since = this.options.readerDefaults.clock.now()): void {
-    void reader?.close().then((deleted) => {
+    if (reader === undefined) return;
+    this.deleting.add(reader);
+    void reader.close().then((deleted) => {
+      this.deleting.delete(reader);
       if (deleted || this.stopped) return;
       this.undeleted.push(reader);
       const { clock, limits } = this.options.readerDefaults;
