@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { findNatsServer, pinnedVersions, serverVersion } from "./binary.js";
 import { LocalNatsError } from "./errors.js";
 
@@ -14,9 +14,20 @@ async function failure(promise: Promise<unknown>): Promise<LocalNatsError> {
   return error as LocalNatsError;
 }
 
+/** Every temp dir the tests make, removed at the end: a fake tools cache or a fake binary. */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 /** A tools cache holding fake builds of the given versions, and a versions file pinning `pinned`. */
 function toolsCache(built: string[], pinned: string[]): { env: NodeJS.ProcessEnv; versionsFile: string } {
-  const tools = mkdtempSync(join(tmpdir(), "local-nats-tools-"));
+  const tools = tempDir("local-nats-tools-");
   for (const version of built) {
     mkdirSync(join(tools, `nats-server-${version}`));
     writeFileSync(join(tools, `nats-server-${version}`, "nats-server"), "#!/bin/sh\n", { mode: 0o755 });
@@ -27,7 +38,7 @@ function toolsCache(built: string[], pinned: string[]): { env: NodeJS.ProcessEnv
 }
 
 function script(body: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), "local-nats-bin-")), "fake-server");
+  const path = join(tempDir("local-nats-bin-"), "fake-server");
   writeFileSync(path, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return path;
 }

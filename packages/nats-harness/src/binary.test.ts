@@ -1,13 +1,19 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalNatsError } from "@mesh/local-nats";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { findNatsServer, NATS_SERVER_IMAGE } from "./binary.js";
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 /** A tools cache with no build, and a versions file pinning one: no binary anywhere. */
 function noBinary(): { env: NodeJS.ProcessEnv; versionsFile: string } {
   const tools = mkdtempSync(join(tmpdir(), "harness-tools-"));
+  made.push(tools);
   const versionsFile = join(tools, "versions.txt");
   writeFileSync(versionsFile, "v2.15.3\n");
   return { env: { MESH_TOOLS_DIR: tools, PATH: "/nonexistent" }, versionsFile };
