@@ -67,7 +67,7 @@ async function startClusterOnce(
       const failed = results.find((result) => result.status === "rejected");
       if (failed) throw failed.reason;
       await handle.waitForWholeMetaGroup();
-      await handle.waitForWholeRouteMesh(nodes);
+      await handle.waitForWholeRouteMesh();
       if (options.placementProbe) {
         await untilPlaceable(handle.urls, options.placementProbe, {
           replicas: size,
@@ -182,13 +182,14 @@ class Cluster implements ClusterHandle {
   }
 
   /**
-   * Resolves once every running node among `nodes` has all its routes to every other: its pool (3 from 2.10 on)
+   * Resolves once every running node has all its routes to every other: its pool (3 from 2.10 on)
    * and a route for each pinned account (`$SYS`). Two nodes that dial each other at once close both connections
    * as duplicates and dial again a second later: seen on 2.15.3 in a cluster demo's debug log, n1 and n2 had no
    * `$SYS` route for a second after the meta group was whole. A test started then runs on a cluster that cannot
    * yet carry every message between those two nodes.
    */
-  async waitForWholeRouteMesh(nodes: ServerNode[]): Promise<void> {
+  async waitForWholeRouteMesh(): Promise<void> {
+    const nodes = this.#serverNodes;
     let gaps: string[] = [];
     await pollUntil(
       async () => {
@@ -232,7 +233,7 @@ class Cluster implements ClusterHandle {
         await node.stop();
         await node.start();
         await this.waitForMetaLeader([node]);
-        await this.waitForWholeRouteMesh(this.#serverNodes);
+        await this.waitForWholeRouteMesh();
       },
       logTail: (lines = DEFAULT_LOG_LINES) => node.logTail(lines),
     };

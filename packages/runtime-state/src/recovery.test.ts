@@ -1,6 +1,16 @@
-import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { brief, ownerMembership, readerMembership, spawnBundle, stateServer, until, watchScene } from "../test/kit.js";
+import {
+  brief,
+  intercepting,
+  neverAnswered,
+  ownerMembership,
+  readerMembership,
+  spawnBundle,
+  stateServer,
+  until,
+  watchScene,
+} from "../test/kit.js";
 import { UNANSWERED_ATTEMPTS } from "./nats-failures.js";
 import { createStateService } from "./service.js";
 
@@ -76,18 +86,10 @@ describe("watch recovery: no change missed, no revision repeated", () => {
  * on 2.10.27 and 2.12.15), and as the delete of that consumer then does.
  */
 function unanswering(connection: NatsConnection, drop: (subject: string, payload: string) => boolean): NatsConnection {
-  return new Proxy(connection, {
-    get(target, property) {
-      if (property === "request") {
-        const request: NatsConnection["request"] = (subject, payload, options) => {
-          const text = typeof payload === "string" ? payload : new TextDecoder().decode(payload ?? new Uint8Array());
-          if (!drop(subject, text)) return target.request(subject, payload, options);
-          return new Promise((_, reject) => setTimeout(() => reject(new TimeoutError()), options?.timeout ?? 5_000));
-        };
-        return request;
-      }
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
+  return intercepting(connection, {
+    request: (subject, payload, options) => {
+      const text = typeof payload === "string" ? payload : new TextDecoder().decode(payload ?? new Uint8Array());
+      return drop(subject, text) ? neverAnswered(options?.timeout) : connection.request(subject, payload, options);
     },
   });
 }

@@ -1,6 +1,14 @@
-import { type NatsConnection, type PublishOptions, TimeoutError } from "@nats-io/nats-core";
+import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { brief, ownerMembership, readerMembership, stateServer, watchScene } from "../test/kit.js";
+import {
+  brief,
+  intercepting,
+  neverAnswered,
+  ownerMembership,
+  readerMembership,
+  stateServer,
+  watchScene,
+} from "../test/kit.js";
 import { askAgainIfUnanswered, UNANSWERED_ATTEMPTS } from "./nats-failures.js";
 import { createStateService } from "./service.js";
 
@@ -12,28 +20,19 @@ import { createStateService } from "./service.js";
 function losingFirstAnswer(connection: NatsConnection, lose: (subject: string) => boolean): NatsConnection {
   let lost = 0;
   const losesThis = (subject: string) => lost === 0 && lose(subject) && ++lost === 1;
-  return new Proxy(connection, {
-    get(target, property) {
-      if (property === "request") {
-        const request: NatsConnection["request"] = (subject, payload, options) => {
-          if (!losesThis(subject)) return target.request(subject, payload, options);
-          target.request(subject, payload, options).catch(() => undefined); // made on the server, answer dropped
-          return new Promise((_, reject) => setTimeout(() => reject(new TimeoutError()), options?.timeout ?? 5_000));
-        };
-        return request;
-      }
-      if (property === "publish") {
-        // The runtime's own requests (requests.ts) publish with a reply on its mux: a reply no one awaits is lost.
-        return (subject: string, payload?: Uint8Array, options?: PublishOptions) =>
-          target.publish(
-            subject,
-            payload,
-            options?.reply && losesThis(subject) ? { ...options, reply: `${options.reply}lost` } : options,
-          );
-      }
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
+  return intercepting(connection, {
+    request: (subject, payload, options) => {
+      if (!losesThis(subject)) return connection.request(subject, payload, options);
+      connection.request(subject, payload, options).catch(() => undefined); // made on the server, answer dropped
+      return neverAnswered(options?.timeout);
     },
+    // The runtime's own requests (requests.ts) publish with a reply on its mux: a reply no one awaits is lost.
+    publish: (subject, payload, options) =>
+      connection.publish(
+        subject,
+        payload,
+        options?.reply && losesThis(subject) ? { ...options, reply: `${options.reply}lost` } : options,
+      ),
   });
 }
 

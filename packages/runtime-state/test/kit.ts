@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { jetstreamManager } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/nats-core";
+import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { createStateService } from "../src/service.js";
 import type { StdioHandle } from "../src/stdio.js";
 import type { StateLimits, StateService, StateServiceOptions } from "../src/types.js";
@@ -208,4 +208,24 @@ export function spawnBundle(service: StateService) {
     },
   };
   return bundle;
+}
+
+/** The connection with `request` or `publish` replaced; everything else is the connection's own. */
+export function intercepting(
+  connection: NatsConnection,
+  replaced: Partial<Pick<NatsConnection, "request" | "publish">>,
+): NatsConnection {
+  return new Proxy(connection, {
+    get(target, property) {
+      if (property === "request" && replaced.request) return replaced.request;
+      if (property === "publish" && replaced.publish) return replaced.publish;
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** An answer that never comes: rejects as the client's own timeout does, after `timeoutMs` (its default 5 s). */
+export function neverAnswered(timeoutMs = 5_000): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(new TimeoutError()), timeoutMs));
 }
