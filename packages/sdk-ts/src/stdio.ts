@@ -18,6 +18,11 @@ import type { ConnectOptions, LineTransport, StateClient } from "./types.js";
  * request pending for ever, so this bound must not be below the runtime's.
  */
 export const RUNTIME_MAX_LINE_BYTES = 18 * 1024 * 1024;
+/**
+ * Watch batches (up to about 1 MiB each) arrive back to back: the reader keeps one line buffer that fits them
+ * instead of allocating one per batch. A longer line (a large history answer) gets its own, let go after it.
+ */
+const KEPT_LINE_BUFFER_BYTES = 2 * 1024 * 1024;
 
 export interface StdioTransportOptions {
   /** Default `process.stdin`. */
@@ -42,6 +47,7 @@ export function stdioTransport(options: StdioTransportOptions = {}): LineTranspo
     start(receiver) {
       const reader = new NdjsonLineReader({
         maxLineBytes: options.maxLineBytes ?? RUNTIME_MAX_LINE_BYTES,
+        retainBytes: KEPT_LINE_BUFFER_BYTES,
         onLine: (line) => receiver.line(line),
         onOversize: (bytes) =>
           receiver.problem(`dropped a line from the runtime over the size bound (${bytes} bytes seen)`),

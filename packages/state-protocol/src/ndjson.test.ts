@@ -82,6 +82,24 @@ describe("NdjsonLineReader", () => {
     expect(lines).toEqual(['{"a":1}']);
   });
 
+  it("keeps one buffer for lines longer than a chunk: each line intact, however long the one before it was", () => {
+    const lines: string[] = [];
+    const reader = new NdjsonLineReader({
+      retainBytes: 200_000,
+      onLine: (line) => lines.push(line),
+      onOversize: () => {},
+    });
+    // Longer than the kept buffer, shorter, much shorter, longer again: a reused buffer must hold no stale tail.
+    const sent = [300_000, 150_000, 70, 90_000, 80_000, 260_000, 5].map((length, index) =>
+      String.fromCharCode(0x61 + index).repeat(length),
+    );
+    const bytes = encoder.encode(sent.map((line) => `${line}\n`).join(""));
+    for (let at = 0; at < bytes.length; at += 65_536) reader.push(bytes.subarray(at, at + 65_536));
+    expect(lines.map((line) => line.length)).toEqual(sent.map((line) => line.length));
+    expect(lines).toEqual(sent);
+    expect(reader.bufferedBytes).toBe(0);
+  });
+
   it("skips a line that is not valid UTF-8 and goes on", () => {
     const { reader, lines, invalid } = collect();
     reader.push(Uint8Array.of(0x22, 0xff, 0x22, 0x0a, 0xe2, 0x82, 0x0a));
