@@ -131,6 +131,18 @@ describe("NdjsonLineReader", () => {
       expect(() => new NdjsonLineReader({ maxLineBytes, onLine: () => {}, onOversize: () => {} })).toThrow(RangeError);
     }
   });
+
+  it("refuses a kept buffer size that is not a non-negative integer, and takes 0 (nothing kept)", () => {
+    for (const retainBytes of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new NdjsonLineReader({ retainBytes, onLine: () => {}, onOversize: () => {} })).toThrow(RangeError);
+    }
+    const lines: string[] = [];
+    const reader = new NdjsonLineReader({ retainBytes: 0, onLine: (line) => lines.push(line), onOversize: () => {} });
+    reader.push("ab");
+    reader.push("c\nde");
+    reader.push("f\n");
+    expect(lines).toEqual(["abc", "def"]);
+  });
 });
 
 describe("NdjsonLineWriter", () => {

@@ -62,7 +62,11 @@ export class NdjsonLineReader {
     if (!Number.isSafeInteger(this.maxLineBytes) || this.maxLineBytes < 1) {
       throw new RangeError(`maxLineBytes must be a positive integer, got ${String(options.maxLineBytes)}`);
     }
-    this.retainBytes = Math.min(options.retainBytes ?? DEFAULT_RETAIN_BYTES, this.maxLineBytes);
+    const retainBytes = options.retainBytes ?? DEFAULT_RETAIN_BYTES;
+    if (!Number.isSafeInteger(retainBytes) || retainBytes < 0) {
+      throw new RangeError(`retainBytes must be a non-negative integer, got ${String(options.retainBytes)}`);
+    }
+    this.retainBytes = Math.min(retainBytes, this.maxLineBytes);
   }
 
   /** How many bytes of an unfinished line are held now (never more than `maxLineBytes`). */
