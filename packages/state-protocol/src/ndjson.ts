@@ -25,14 +25,14 @@ export interface NdjsonLineReaderOptions {
   /** Called by `end()` when the input stopped in the middle of a line (those bytes are dropped). */
   onTruncated?: (bytesDropped: number) => void;
   /**
-   * The largest line buffer kept for the next line once a line is done (default 256 KiB, at most `maxLineBytes`).
+   * The largest line buffer kept for the next line once a line is done (default 64 KiB, at most `maxLineBytes`).
    * A line longer than one chunk is copied into it; a longer line gets a buffer of its own, let go after it.
    */
   retainBytes?: number;
 }
 
 const NEWLINE = 0x0a;
-const DEFAULT_RETAIN_BYTES = 256 * 1024;
+const DEFAULT_RETAIN_BYTES = 64 * 1024;
 const MIN_BUFFER_BYTES = 64 * 1024;
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
