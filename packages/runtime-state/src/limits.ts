@@ -4,6 +4,7 @@ import type { StateLimits } from "./types.js";
 export const DEFAULT_LIMITS: StateLimits = {
   batchEvents: 256,
   batchBytes: 1024 * 1024,
+  batchLineBytes: 96 * 1024,
   requestTimeoutMs: 5_000,
   pullExpiresMs: 5_000,
   idleHeartbeatMs: 1_000,
@@ -23,6 +24,7 @@ export function resolveLimits(limits: Partial<StateLimits> | undefined): StateLi
   const resolved = { ...DEFAULT_LIMITS, ...limits };
   resolved.batchBytes = Math.max(resolved.batchBytes, MIN_BATCH_BYTES);
   resolved.batchEvents = Math.max(1, resolved.batchEvents);
+  resolved.batchLineBytes = Math.max(1, resolved.batchLineBytes);
   resolved.maxInFlight = Math.max(1, resolved.maxInFlight);
   resolved.maxLineBytes = Math.max(1, resolved.maxLineBytes);
   return resolved;

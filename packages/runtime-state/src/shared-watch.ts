@@ -36,7 +36,7 @@ export interface SubscriberOptions {
   logger: Logger;
   onEnded: (watch: OpenWatch) => void;
   /** How the subscriber's batches are bounded (the service's limits). */
-  limits: { batchEvents: number; batchBytes: number };
+  limits: { batchEvents: number; batchLineBytes: number };
   /** Makes a watch of the subscriber's own, for a cut-over (`resumeAfter` given) or a joiner the view cannot serve. */
   ownWatch: (options: Pick<WatchOptions, "id" | "deliver" | "logger" | "onEnded" | "resumeAfter">) => Watch;
 }

@@ -19,6 +19,12 @@ export interface StateLimits {
   batchEvents: number;
   /** Most bytes pulled from NATS for one batch (a value is at most 256 KiB, so at least 512 KiB). */
   batchBytes: number;
+  /**
+   * About the most bytes of events in one `mesh/state` request; an event larger than this goes alone. Under
+   * 128 KiB the bundle decodes the line into an ordinary V8 string; from 128 KiB a string is a large object,
+   * and decoding one cost 25 times as much per byte (docs/perf/0005).
+   */
+  batchLineBytes: number;
   /** How long a get, put or delete waits for NATS before answering `unavailable`. */
   requestTimeoutMs: number;
   /** How long one pull waits for new messages before it is renewed. */

@@ -350,14 +350,14 @@ function toEvent(message: PulledMessage): WatchEvent {
 /** Splits events into `mesh/state` requests bounded in count and bytes. */
 export function* eventBatches(
   events: WatchEvent[],
-  limits: Pick<ReaderOptions["limits"], "batchEvents" | "batchBytes">,
+  limits: Pick<ReaderOptions["limits"], "batchEvents" | "batchLineBytes">,
 ): Generator<WatchEvent[]> {
-  const { batchEvents, batchBytes } = limits;
+  const { batchEvents, batchLineBytes } = limits;
   let batch: WatchEvent[] = [];
   let bytes = 0;
   for (const event of events) {
     const size = eventBytes(event);
-    if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchBytes)) {
+    if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchLineBytes)) {
       yield batch;
       batch = [];
       bytes = 0;

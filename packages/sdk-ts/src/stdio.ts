@@ -19,7 +19,8 @@ import type { ConnectOptions, LineTransport, StateClient } from "./types.js";
  */
 export const RUNTIME_MAX_LINE_BYTES = 18 * 1024 * 1024;
 /**
- * Watch batches (up to about 1 MiB each) arrive back to back: the reader keeps one line buffer that fits them
+ * Watch batches arrive back to back (about 96 KiB each from runtime-state, up to about 260 KiB for one large
+ * value, up to 1 MiB from runtimes before `batchLineBytes`): the reader keeps one line buffer that fits them
  * instead of allocating one per batch. A longer line (a large history answer) gets its own, let go after it.
  */
 const KEPT_LINE_BUFFER_BYTES = 2 * 1024 * 1024;
