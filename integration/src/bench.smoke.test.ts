@@ -54,9 +54,10 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     expect(Number.isFinite(row!.raw), line).toBe(true);
     expect(Number.isFinite(row!.ratio), line).toBe(true);
   }
-  // The get/put lines carry the floor (raw + the echo's round trip), measured in the same run.
+  // The get/put lines carry the floor (raw + the echo's round trip), and the watch lines theirs (the raw
+  // client's pulls + the pipe, watch-floor.ts), measured in the same run.
   for (const { line, row } of rows.filter(({ row }) =>
-    /^(put|get) \d+ B, (sequential|64 in flight)/.test(row!.metric),
+    /^((put|get) \d+ B, (sequential|64 in flight)|watch: time to current)/.test(row!.metric),
   )) {
     expect(row!.floor, `no floor: ${line}`).toBeDefined();
     expect(Number.isFinite(row!.floor), line).toBe(true);

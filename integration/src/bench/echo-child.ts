@@ -21,7 +21,12 @@ if (process.argv[2] === "bare") {
   });
 } else {
   const peer = new JsonRpcPeer({ send: (line) => process.stdout.write(`${line}\n`), onRequest: () => ({}) });
-  const reader = new NdjsonLineReader({ onLine: (line) => peer.receiveLine(line), onOversize: () => undefined });
+  // Keeping what the SDK keeps between lines (its stdio transport), so that watch batches meet the same reader.
+  const reader = new NdjsonLineReader({
+    onLine: (line) => peer.receiveLine(line),
+    onOversize: () => undefined,
+    retainBytes: 2 * 1024 * 1024,
+  });
   process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
 }
 

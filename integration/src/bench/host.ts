@@ -12,11 +12,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { createStateService, type StdioHandle, serveStdio } from "@mesh/runtime-state";
+import { jetstream } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
+import { cpuSpan } from "./cpu.js";
+import { Echo } from "./echo.js";
 import { IpcPeer } from "./ipc.js";
 import { profileArgs, profileEnv } from "./profile.js";
+import { type FloorLimits, floorTimeToCurrent } from "./watch-floor.js";
 import { wallClock } from "./workload.js";
 
 type Request = Record<string, unknown>;
@@ -32,6 +36,8 @@ const bundleScript = fileURLToPath(new URL("./bench-bundle.js", import.meta.url)
 let connection: NatsConnection | undefined;
 const bundles = new Map<string, Bundle>();
 const rawWatches: { stop(): void }[] = [];
+/** The watch floor's child (watch-floor.ts), started on first use. */
+let floorEcho: Echo | undefined;
 let samplePeak = 0;
 /** The largest heap and off-heap sizes seen by the sampler since the last reset. */
 let parts = { heapTotal: 0, external: 0, arrayBuffers: 0 };
@@ -61,6 +67,11 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
       return rawFollow(String(request.bucket), Number(request.watches));
     case "raw-time-to-current":
       return rawTimeToCurrent(String(request.bucket), Number(request.expected));
+    case "floor-time-to-current":
+      return floorWatch(String(request.bucket), Number(request.expected), {
+        batchEvents: Number(request.batchEvents),
+        batchLineBytes: Number(request.batchLineBytes),
+      });
     case "raw-slow-watch":
       return rawSlowWatch(
         String(request.bucket),
@@ -158,6 +169,19 @@ async function rawTimeToCurrent(bucket: string, expected: number): Promise<{ ms:
   return { ms, entries };
 }
 
+/** The watch's floor (watch-floor.ts), with the CPU time its child spent. */
+async function floorWatch(
+  bucket: string,
+  expected: number,
+  limits: FloorLimits,
+): Promise<{ ms: number; entries: number; childCpu: number }> {
+  if (!connection) throw new Error("init first");
+  floorEcho ??= Echo.start("peer");
+  const before = await floorEcho.childCpu();
+  const result = await floorTimeToCurrent(jetstream(connection), bucket, floorEcho, expected, limits);
+  return { ...result, childCpu: cpuSpan(before, await floorEcho.childCpu()) };
+}
+
 /** The raw client watching a bucket with a consumer that takes `delayMs` per `batch` entries. */
 async function rawSlowWatch(
   bucket: string,
@@ -240,6 +264,8 @@ function memoryPeak(): {
 
 async function stop(): Promise<void> {
   for (const watch of rawWatches.splice(0)) watch.stop();
+  await floorEcho?.stop();
+  floorEcho = undefined;
   await Promise.all(
     [...bundles.values()].map(async (bundle) => {
       // Disconnecting lets the bundle exit on its own (and write its CPU profile when one is asked for).
