@@ -4,7 +4,7 @@
  * it times its own work, so what it reports is what a module author would see.
  *
  * `bundle.js slow` is the memory scenario's bundle instead: it speaks the wire by hand so that it can
- * answer each `mesh/state` batch exactly `delayMs` after receiving it.
+ * answer each `mesh/state` batch a set time after receiving it: `delayMs` per `perValues` events in it.
  */
 import process from "node:process";
 import { connectStdio } from "@mesh/sdk-ts/stdio";
@@ -74,12 +74,17 @@ async function sdkBundle(): Promise<void> {
   process.on("disconnect", () => process.exit(0));
 }
 
-/** Watches by hand on the wire, answering each batch `delayMs` after it arrived; reports once `current` came. */
+/**
+ * Watches by hand on the wire, answering each batch `delayMs` per `perValues` of its events after it arrived
+ * (a pace per value, as the raw client's slow consumer has, whatever size the runtime cuts batches at);
+ * reports once `current` came.
+ */
 function slowBundle(): void {
   let buffer = "";
   let watchStarted: ((result: unknown) => void) | undefined;
   let report: { events: number; batches: number; started: number; done?: (result: unknown) => void } | undefined;
   let delayMs = 50;
+  let perValues = 256;
   const write = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
   process.stdin.on("data", (chunk: Buffer) => {
     buffer += chunk.toString("utf8");
@@ -98,13 +103,16 @@ function slowBundle(): void {
         report.events += events.length;
         const current = events.some((event) => event.type === "current");
         const id = message.id;
-        setTimeout(() => {
-          write({ jsonrpc: "2.0", id, result: {} });
-          if (current && report?.done) {
-            report.done({ ms: performance.now() - report.started, events: report.events, batches: report.batches });
-            report.done = undefined;
-          }
-        }, delayMs);
+        setTimeout(
+          () => {
+            write({ jsonrpc: "2.0", id, result: {} });
+            if (current && report?.done) {
+              report.done({ ms: performance.now() - report.started, events: report.events, batches: report.batches });
+              report.done = undefined;
+            }
+          },
+          (delayMs * events.length) / perValues,
+        );
       } else if (message.id === 1 && watchStarted) {
         if (message.error) throw new Error(`watch refused: ${message.error.message}`);
         watchStarted(message.result);
@@ -114,6 +122,7 @@ function slowBundle(): void {
   new IpcPeer(process as never, (request: Request) => {
     if (request.cmd !== "slow-watch") throw new Error(`unknown command ${String(request.cmd)}`);
     delayMs = Number(request.delayMs);
+    perValues = Number(request.perValues);
     return new Promise((resolve) => {
       report = { events: 0, batches: 0, started: performance.now(), done: resolve };
       watchStarted = () => undefined;

@@ -565,7 +565,7 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
     }
   }
   note(
-    `watch floor: the raw client's kv.watch(), its entries sent as mesh/state batches (≤ ${DEFAULT_LIMITS.batchEvents} events, one in flight) to an echo child over stdio`,
+    `watch floor: the raw client's ordered pull consumer, its messages sent as mesh/state batches (as the runtime cuts them, one in flight) to an echo child over stdio`,
   );
   note("watch CPU floors: runtime = that sender (raw client + batching + pipe writes); bundle = the echo child");
   await stopHosts([runtime, rawHost, floorHost]);
@@ -597,6 +597,9 @@ async function mostRetained<T>(host: Host, work: () => Promise<T>): Promise<{ re
   }
 }
 
+/** The slow consumers' pace: `slowDelayMs` per this many values, on both sides. */
+const SLOW_PER_VALUES = 256;
+
 /** What runtime-state's README recommends for the runtime's process: young-generation GC headroom kept small. */
 const RUNTIME_MEMORY_FLAGS = ["--max-semi-space-size=1"];
 
@@ -607,13 +610,14 @@ async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHost
       cmd: "slow-watch",
       bucket: BUCKETS.full,
       delayMs: sizes.slowDelayMs,
+      perValues: SLOW_PER_VALUES,
     });
   const rawWatch = (host: Host) =>
     host.request<{ ms: number; entries: number }>({
       cmd: "raw-slow-watch",
       bucket: natsBucket(BUCKETS.full),
       expected: world.fullKeys,
-      batch: 256,
+      batch: SLOW_PER_VALUES,
       delayMs: sizes.slowDelayMs,
     });
   const startRuntime = async (name: string, nodeFlags: string[]) => {
@@ -651,7 +655,7 @@ async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHost
   await stopHosts([rawHost2]);
 
   const rawGrowth = (rawPeak.peak - rawBefore.rss) / MiB;
-  const watching = `${sizes.slowDelayMs} ms-per-batch bundle watching full ${bytes(sizes.fullBytes)}`;
+  const watching = `bundle taking ${sizes.slowDelayMs} ms per ${SLOW_PER_VALUES} values, watching full ${bytes(sizes.fullBytes)}`;
   emit({
     metric: `memory: runtime peak RSS growth (${RUNTIME_MEMORY_FLAGS.join(" ")}), ${watching}`,
     unit: "MiB",
@@ -683,7 +687,7 @@ async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHost
     );
   }
   note(
-    `raw: kv.watch() in a process alike (node's default flags), its consumer sleeping ${sizes.slowDelayMs} ms every 256 entries`,
+    `raw: kv.watch() in a process alike (node's default flags), its consumer sleeping ${sizes.slowDelayMs} ms every ${SLOW_PER_VALUES} entries`,
   );
   note(
     `retained: the same watch again in a fresh process, heapUsed + external after a forced GC every ${RETAINED_EVERY_MS} ms and once at current`,
