@@ -22,7 +22,7 @@ export interface StateLimits {
   /**
    * About the most bytes of events in one `mesh/state` request; an event larger than this goes alone. Under
    * 128 KiB the bundle decodes the line into an ordinary V8 string; from 128 KiB a string is a large object,
-   * and decoding one cost 25 times as much per byte (docs/perf/0005).
+   * and decoding one cost 25 to 40 times as much per byte (docs/perf/0005).
    */
   batchLineBytes: number;
   /** How long a get, put or delete waits for NATS before answering `unavailable`. */
