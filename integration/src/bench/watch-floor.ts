@@ -1,7 +1,7 @@
 /**
  * The watch's floor, measured in the same run: the raw client (an ordered pull consumer of @nats-io/jetstream)
- * plus the design's pipe. Its messages go to a child over NDJSON on stdio as `mesh/state` requests (state-protocol's framing, one batch
- * in flight, batched as the runtime batches with its default limits), each
+ * plus the design's pipe. Its messages go to a child over NDJSON on stdio as `mesh/state` requests
+ * (state-protocol's framing, one batch in flight, cut as the runtime cuts them with its default limits), each
  * value copied into the line as stored, with no check. The child (echo-child.ts) parses each line and
  * answers `{}`. What the mesh spends above this is what the runtime and the SDK add; what this spends above
  * the raw line is the pipe's and the contract's.

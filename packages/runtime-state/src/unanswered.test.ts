@@ -97,8 +97,8 @@ describe("askAgainIfUnanswered", () => {
 
   it("gives each attempt a quarter of the timeout, the last what is left, and throws the last timeout", async () => {
     const given: number[] = [];
-    // Each attempt costs its whole allowance on this clock: 0, then 1250, 2500, 3750, 4900 (a late start).
-    const clock = clockAt([0, 0, 1_250, 1_250, 2_500, 2_500, 3_750, 3_750, 4_900, 4_900, 5_000]);
+    // Attempts start at 0, 1250, 2500 and 3600 (a late start): the fourth leaves less than half an attempt.
+    const clock = clockAt([0, 0, 1_250, 2_500, 3_600]);
     const error = await askAgainIfUnanswered(
       (ms) => {
         given.push(ms);
@@ -108,7 +108,22 @@ describe("askAgainIfUnanswered", () => {
       clock,
     ).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(given).toEqual([1_250, 1_250, 1_250, 1_250, 100]);
+    expect(given).toEqual([1_250, 1_250, 1_250, 1_400]);
+  });
+
+  it("never asks a fifth time for the few ms a timer fired before the deadline", async () => {
+    const given: number[] = [];
+    // Each attempt ends 1 ms early on this clock; the fourth must take the rest, not leave 4 ms for a fifth.
+    const clock = clockAt([0, 0, 1_249, 2_498, 3_747, 4_996]);
+    await askAgainIfUnanswered(
+      (ms) => {
+        given.push(ms);
+        return Promise.reject(new TimeoutError());
+      },
+      5_000,
+      clock,
+    ).catch(() => undefined);
+    expect(given).toEqual([1_250, 1_250, 1_250, 1_253]);
   });
 
   it("asks once when the first answer comes, and never again after another failure", async () => {
