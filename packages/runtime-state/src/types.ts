@@ -17,7 +17,7 @@ import type { WatchHub } from "./watch-hub.js";
 export interface StateLimits {
   /** Most events in one `mesh/state` request. */
   batchEvents: number;
-  /** Most bytes pulled from NATS for one batch (a value is at most 256 KiB, so at least 512 KiB). */
+  /** Most bytes pulled from NATS in one pull (a value is at most 256 KiB, so at least 512 KiB). */
   batchBytes: number;
   /**
    * About the most bytes of events in one `mesh/state` request; an event larger than this goes alone. Under
