@@ -96,11 +96,11 @@ export class Echo {
 
   /** CPU time of both ends (this process and the child) over `work`. */
   async measure<T>(work: () => Promise<T>): Promise<{ result: T; parent: CpuSpan; child: CpuSpan }> {
-    const childBefore = await this.ipc.request<NodeJS.CpuUsage>({ cmd: "cpu" });
+    const childBefore = await this.childCpu();
     const parentBefore = process.cpuUsage();
     const result = await work();
     const parent = cpuSpan(parentBefore, process.cpuUsage());
-    const child = cpuSpan(childBefore, await this.ipc.request<NodeJS.CpuUsage>({ cmd: "cpu" }));
+    const child = cpuSpan(childBefore, await this.childCpu());
     return { result, parent, child };
   }
 
