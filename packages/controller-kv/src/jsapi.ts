@@ -69,6 +69,9 @@ export interface JetStreamApi {
 export function jetStreamApi(connection: NatsConnection, timeoutMs: number, prefix = "$JS.API"): JetStreamApi {
   const call = (subject: string, body: unknown, timeout = timeoutMs) =>
     jetStreamRequest(connection, subject, body, timeout);
+  // A create, an update or an info whose answer is lost is asked again: its repeat has the same effect.
+  const callAgainIfUnanswered = (subject: string, body: unknown) =>
+    askAgainIfUnanswered(connection, subject, body, timeoutMs);
 
   return {
     async listStreams() {
@@ -92,7 +95,7 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
       const counts = new Map<string, number>();
       for (;;) {
         const subject = `${prefix}.STREAM.INFO.${stream}`;
-        const page = await call(subject, { subjects_filter: filter, offset: counts.size });
+        const page = await callAgainIfUnanswered(subject, { subjects_filter: filter, offset: counts.size });
         const info = checkStreamInfo(page, subject);
         const subjects = info.state.subjects ?? {};
         const before = counts.size;
@@ -103,7 +106,7 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
     },
     async streamInfo(stream) {
       const subject = `${prefix}.STREAM.INFO.${stream}`;
-      return checkStreamInfo(await call(subject, {}), subject);
+      return checkStreamInfo(await callAgainIfUnanswered(subject, {}), subject);
     },
     async purgeSubject(stream, filter, below) {
       const subject = `${prefix}.STREAM.PURGE.${stream}`;
@@ -115,13 +118,47 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
     },
     async createStream(config) {
       const subject = `${prefix}.STREAM.CREATE.${config.name}`;
-      return checkStreamInfo(await call(subject, config), subject);
+      return checkStreamInfo(await callAgainIfUnanswered(subject, config), subject);
     },
     async updateStream(config) {
       const subject = `${prefix}.STREAM.UPDATE.${config.name}`;
-      return checkStreamInfo(await call(subject, config), subject);
+      return checkStreamInfo(await callAgainIfUnanswered(subject, config), subject);
     },
   };
+}
+
+/** How many times, at most, `askAgainIfUnanswered` asks within one request timeout. */
+export const ASKS_PER_TIMEOUT = 4;
+const LEAST_ASK_MS = 250;
+
+/**
+ * `jetStreamRequest` for a request whose repeat has the same effect (a stream create or update with the same
+ * config, a named consumer's create, an info), asked again within the same timeout while its answer does not
+ * come. With every server up, a cluster can lose the answer to an account's first requests through a server
+ * that has just started: a third server answers before it learns where the reply goes (docs/MEASURED.md §12,
+ * §13). Each ask gets a quarter of the timeout (at least 250 ms); the ask that would leave less than half of
+ * one after it is the last and gets all that is left. A timeout still costs the caller one timeout, as before.
+ * Never for STREAM.LIST (the meta leader answers it itself, after up to 4 s) nor for a purge or a delete.
+ */
+export async function askAgainIfUnanswered(
+  connection: NatsConnection,
+  subject: string,
+  body: unknown,
+  timeoutMs: number,
+  now: () => number = () => performance.now(),
+): Promise<Record<string, unknown>> {
+  const deadline = now() + timeoutMs;
+  const askMs = Math.max(LEAST_ASK_MS, Math.ceil(timeoutMs / ASKS_PER_TIMEOUT));
+  for (let asks = 1; ; asks++) {
+    const left = Math.max(1, Math.ceil(deadline - now()));
+    const last = asks === ASKS_PER_TIMEOUT || left < 1.5 * askMs;
+    try {
+      return await jetStreamRequest(connection, subject, body, last ? left : askMs);
+    } catch (error) {
+      if (!(error instanceof ApiRequestError && error.failure === "timeout")) throw error;
+      if (last) throw noAnswer(subject, timeoutMs, asks, error);
+    }
+  }
 }
 
 /** One JetStream API request; an error reply, a refusal or no answer becomes an `ApiRequestError`. */
@@ -183,16 +220,19 @@ function describeRequestFailure(subject: string, error: unknown, timeoutMs: numb
       { cause: error },
     );
   }
-  if (causes.some((cause) => cause instanceof TimeoutError)) {
-    return new ApiRequestError(
-      "timeout",
-      `${subject}: no answer within ${timeoutMs} ms (is every server up, with a JetStream leader? A replicated bucket needs as many servers as replicas)`,
-      { cause: error },
-    );
-  }
+  if (causes.some((cause) => cause instanceof TimeoutError)) return noAnswer(subject, timeoutMs, 1, error);
   return new ApiRequestError("server", `${subject}: ${error instanceof Error ? error.message : String(error)}`, {
     cause: error,
   });
+}
+
+function noAnswer(subject: string, timeoutMs: number, asks: number, cause: unknown): ApiRequestError {
+  const asked = asks > 1 ? ` (asked ${asks} times)` : "";
+  return new ApiRequestError(
+    "timeout",
+    `${subject}: no answer within ${timeoutMs} ms${asked} (is every server up, with a JetStream leader? A replicated bucket needs as many servers as replicas)`,
+    { cause },
+  );
 }
 
 /** Checks the fields of a stream info the raise relies on; the rest is passed through as the server sent it. */

@@ -1,7 +1,7 @@
 import { isDeletionMarker } from "@mesh/manifest-schema";
 import { type ConsumerInfo, JetStreamError, jetstream } from "@nats-io/jetstream";
 import { type NatsConnection, nanos, nuid, PermissionViolationError } from "@nats-io/nats-core";
-import { ApiRequestError, jetStreamRequest } from "./jsapi.js";
+import { ApiRequestError, askAgainIfUnanswered, jetStreamRequest } from "./jsapi.js";
 
 /**
  * One pass over a bucket's last entries: an ephemeral pull consumer on the bucket's stream, headers only, one
@@ -59,7 +59,7 @@ export async function scanMarkers(
     mem_storage: true,
     inactive_threshold: nanos(SCAN_INACTIVE_MS),
   };
-  const created = (await jetStreamRequest(
+  const created = (await askAgainIfUnanswered(
     connection,
     `$JS.API.CONSUMER.CREATE.${stream}`,
     { stream_name: stream, config },
