@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KeyTable } from "./key-table.js";
+import { KeyTable, PRESIZED_KEYS_MAX } from "./key-table.js";
 
 describe("KeyTable: an exact, compact key -> flag map", () => {
   it("agrees with a Map over 200,000 keys of every length and alphabet, through growth and overwrites", () => {
@@ -27,5 +27,32 @@ describe("KeyTable: an exact, compact key -> flag map", () => {
     table.clear();
     expect(table.size).toBe(0);
     expect(table.has([...reference.keys()][0]!)).toBe(false);
+  });
+
+  it("add() adds an absent key with its flag and leaves a present one as it is, narrow or wide, presized or not", () => {
+    for (const table of [new KeyTable(), new KeyTable(3), new KeyTable(10_000_000)]) {
+      expect(table.add("a", true)).toBe(true);
+      expect(table.add("a", false)).toBe(false);
+      expect(table.get("a")).toBe(true);
+      expect(table.add("€", false)).toBe(true);
+      expect(table.add("€", true)).toBe(false);
+      expect(table.get("€")).toBe(false);
+      for (let index = 0; index < 5_000; index++) expect(table.add(`k.${index}`, index % 2 === 0)).toBe(true);
+      expect(table.size).toBe(5_002);
+      expect(table.get("k.4999")).toBe(false);
+      expect(table.get("k.4998")).toBe(true);
+    }
+  });
+
+  it("sizes itself for the expected keys up to PRESIZED_KEYS_MAX, whatever count a bucket claims", () => {
+    const footprint = (table: KeyTable) => {
+      const parts = table as unknown as Record<string, ArrayBufferView>;
+      return ["bytes", "starts", "flags", "slots"].reduce((sum, name) => sum + parts[name]!.byteLength, 0);
+    };
+    const huge = footprint(new KeyTable(Number.MAX_SAFE_INTEGER));
+    expect(huge).toBe(footprint(new KeyTable(PRESIZED_KEYS_MAX)));
+    expect(huge).toBeLessThan(512 * 1024);
+    expect(footprint(new KeyTable(-1))).toBe(footprint(new KeyTable()));
+    expect(footprint(new KeyTable(Number.NaN))).toBe(footprint(new KeyTable()));
   });
 });

@@ -6,16 +6,32 @@
  * docs/decisions/0003-where-current-falls.md. Nothing is ever removed; `clear()` frees it all.
  */
 export class KeyTable {
-  private bytes = new Uint8Array(4096);
+  private bytes: Uint8Array;
   private bytesUsed = 0;
   /** Per entry: where its key starts in `bytes` (entry i ends where i + 1 starts), and its flag. */
-  private starts = new Int32Array(257);
-  private flags = new Uint8Array(256);
+  private starts: Int32Array;
+  private flags: Uint8Array;
   private count = 0;
   /** Open addressing: entry index + 1, 0 for empty; at most 3/4 full. */
-  private slots = new Int32Array(512);
+  private slots: Int32Array;
   /** Keys with a character above U+00FF (not valid keys, but another client may have written one). */
   private readonly wide = new Map<string, boolean>();
+
+  /**
+   * `expectedKeys` sizes the table for that many keys up front (at most `PRESIZED_KEYS_MAX`), so the keys of
+   * an initial pass go in without rebuilding the index as it fills: at the start of a process, before V8
+   * has optimised this code, each rebuild is a slow loop over every key so far.
+   */
+  constructor(expectedKeys = 0) {
+    const expected = Number.isFinite(expectedKeys) ? Math.floor(expectedKeys) : 0;
+    const keys = Math.max(256, Math.min(expected, PRESIZED_KEYS_MAX));
+    this.flags = new Uint8Array(keys + 1);
+    this.starts = new Int32Array(keys + 2);
+    this.bytes = new Uint8Array(keys * 16); // keys of up to 16 characters fit without growing
+    let slots = 512;
+    while (keys * 4 > slots * 3) slots *= 2;
+    this.slots = new Int32Array(slots);
+  }
 
   get size(): number {
     return this.count + this.wide.size;
@@ -27,22 +43,40 @@ export class KeyTable {
 
   /** The key's flag, or `undefined` when the key is not in the table. */
   get(key: string): boolean | undefined {
-    if (!isNarrow(key)) return this.wide.get(key);
-    const entry = this.find(key, hashOf(key));
+    const hash = narrowHashOf(key);
+    if (hash === WIDE) return this.wide.get(key);
+    const entry = this.find(key, hash);
     return entry < 0 ? undefined : this.flags[entry] === 1;
   }
 
+  /** Adds the key with its flag when it is not in the table; `false` (and the flag unchanged) when it is. */
+  add(key: string, flag: boolean): boolean {
+    const hash = narrowHashOf(key);
+    if (hash === WIDE) {
+      if (this.wide.has(key)) return false;
+      this.wide.set(key, flag);
+      return true;
+    }
+    if (this.find(key, hash) >= 0) return false;
+    this.insert(key, flag, hash);
+    return true;
+  }
+
   set(key: string, flag: boolean): void {
-    if (!isNarrow(key)) {
+    const hash = narrowHashOf(key);
+    if (hash === WIDE) {
       this.wide.set(key, flag);
       return;
     }
-    const hash = hashOf(key);
     const found = this.find(key, hash);
     if (found >= 0) {
       this.flags[found] = flag ? 1 : 0;
       return;
     }
+    this.insert(key, flag, hash);
+  }
+
+  private insert(key: string, flag: boolean, hash: number): void {
     if ((this.count + 1) * 4 > this.slots.length * 3) this.reindex(this.slots.length * 2);
     const entry = this.append(key, flag);
     this.slots[this.emptySlot(hash)] = entry + 1;
@@ -113,22 +147,33 @@ export class KeyTable {
   }
 }
 
-function isNarrow(key: string): boolean {
-  for (let index = 0; index < key.length; index++) if (key.charCodeAt(index) > 0xff) return false;
-  return true;
-}
+/**
+ * The most keys a table is sized for up front (about 450 KiB): the pending count comes from the bucket, which
+ * may hold millions, and a bundle may open many watches at once. A larger pass grows as before.
+ */
+export const PRESIZED_KEYS_MAX = 16_384;
 
-/** FNV-1a over the key's bytes (one per character): cheap; an exact comparison follows every probe. */
-function hashOf(key: string): number {
+/** `narrowHashOf` of a key with a character above U+00FF: such a key goes to the side map. */
+const WIDE = -1;
+
+/**
+ * FNV-1a over the key's bytes (one per character), as an unsigned 32-bit number, or `WIDE`: one loop for
+ * both, since each costs a pass over the key. Cheap; an exact comparison follows every probe.
+ */
+function narrowHashOf(key: string): number {
   let hash = 0x811c9dc5;
-  for (let index = 0; index < key.length; index++) hash = Math.imul(hash ^ key.charCodeAt(index), 0x01000193);
-  return hash | 0;
+  for (let index = 0; index < key.length; index++) {
+    const code = key.charCodeAt(index);
+    if (code > 0xff) return WIDE;
+    hash = Math.imul(hash ^ code, 0x01000193);
+  }
+  return hash >>> 0;
 }
 
 function hashOfBytes(bytes: Uint8Array, start: number, end: number): number {
   let hash = 0x811c9dc5;
   for (let index = start; index < end; index++) hash = Math.imul(hash ^ bytes[index]!, 0x01000193);
-  return hash | 0;
+  return hash >>> 0;
 }
 
 function grow<T extends Uint8Array | Int32Array>(array: T, length: number): T {

@@ -190,18 +190,24 @@ export class ConsumerReader {
     this.wake?.();
   }
 
+  /** Whether `take` would hand out messages now, without waiting. */
+  get hasMessagesReady(): boolean {
+    return !this.closed && this.buffer.length > 0 && this.bufferIsBatch();
+  }
+
   private readyBatch(): PulledMessage[] | undefined {
     if (this.buffer.length === 0) return this.requestEnded && this.credits === 0 ? this.endedEmpty() : undefined;
+    return this.bufferIsBatch() ? this.buffer : undefined;
+  }
+
+  private bufferIsBatch(): boolean {
     const last = this.buffer[this.buffer.length - 1]!;
-    if (
+    return (
       this.buffer.length >= this.options.limits.batchEvents ||
       last.pending === 0 ||
       this.credits === 0 ||
-      this.lost
-    ) {
-      return this.buffer;
-    }
-    return undefined;
+      this.lost !== undefined
+    );
   }
 
   private endedEmpty(): PulledMessage[] {

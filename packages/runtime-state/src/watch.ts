@@ -136,6 +136,8 @@ export class Watch implements OpenWatch {
       const pending = await reader.open();
       this.passTaken = 0;
       this.passExpected = pending;
+      // Sized for the pass up front (bounded): see KeyTable's constructor.
+      if (this.phase === "initial" && this.pass.size === 0) this.pass = new KeyTable(pending);
       // Nothing (more) to deliver from the initial set: the bundle is current now.
       if (this.phase === "initial" && pending === 0) {
         this.phase = "live";
@@ -159,6 +161,10 @@ export class Watch implements OpenWatch {
    * Delivers, one batch in flight to the bundle: while the bundle handles batch N, the next messages are
    * taken from the reader and turned into events (the reader has the pull after them outstanding already),
    * so batch N+1 goes out as soon as N is answered, and the runtime's work overlaps the bundle's.
+   *
+   * The last batch of a pull's events is carried over to the next pull's when that pull is in already
+   * (`hasMessagesReady`: nothing is waited for): cut alone, a pull of 256 values of 1 KiB made batches of 84,
+   * 84, 84 and 4 events, a quarter more round trips than full batches. A batch with `current` is never held.
    */
   private async pump(): Promise<void> {
     let events: WatchEvent[] = [];
@@ -169,7 +175,14 @@ export class Watch implements OpenWatch {
         this.currentDue = false;
         events = [...events, { type: "current" }];
       }
-      for (const batch of this.batches(events)) {
+      const batches = [...this.batches(events)];
+      events = [];
+      for (let index = 0; index < batches.length; index++) {
+        const batch = batches[index]!;
+        if (index === batches.length - 1 && this.carriesOver(batch)) {
+          events = batch;
+          break;
+        }
         await this.answered();
         if (this.stopped) return;
         const delivery = this.options.deliver(this.id, batch);
@@ -177,7 +190,6 @@ export class Watch implements OpenWatch {
         delivery.catch(() => undefined);
         this.inFlight = delivery;
       }
-      events = [];
       if (this.stopped) return;
       let messages: PulledMessage[];
       try {
@@ -188,8 +200,14 @@ export class Watch implements OpenWatch {
         if (!(await this.recover(error.message))) return;
         continue;
       }
-      events = this.handle(messages);
+      const handled = this.handle(messages);
+      events = events.length === 0 ? handled : events.concat(handled);
     }
+  }
+
+  /** Whether a pull's last batch waits for the next pull's events, which are in already. */
+  private carriesOver(batch: WatchEvent[]): boolean {
+    return this.reader?.hasMessagesReady === true && !batch.some((event) => event.type === "current");
   }
 
   /** Waits for the batch in flight to be answered; throws what its delivery threw. */
@@ -221,15 +239,14 @@ export class Watch implements OpenWatch {
       if (message.revision > this.lastRevision) {
         const before = this.lastRevision;
         this.lastRevision = message.revision;
-        if (this.pass.has(message.key)) {
+        const sent = message.operation === "put";
+        if (!this.pass.add(message.key, sent)) {
           // A second message for a key in one snapshot pass is a change made after the snapshot.
           this.phase = "live";
           this.options.onCurrent?.(before);
           events.push({ type: "current" }, toEvent(message));
           continue;
         }
-        const sent = message.operation === "put";
-        this.pass.set(message.key, sent);
         // A first-seen delete is dropped (the bundle never had the key), unless an earlier pass sent the
         // key: then it was deleted while the watch was away, and the bundle must drop it too.
         if (sent || this.earlier.get(message.key) === true) events.push(toEvent(message));
