@@ -25,6 +25,7 @@ export {
 } from "./events.js";
 export { checkWatchEventsParams } from "./events-check.js";
 export type {
+  EncodedJsonResult,
   JsonRpcChannel,
   JsonRpcErrorObject,
   JsonRpcHandler,
@@ -33,6 +34,7 @@ export type {
   PeerFailureCode,
 } from "./jsonrpc.js";
 export {
+  ENCODED_JSON,
   JsonRpcError,
   JsonRpcErrorObjectSchema,
   JsonRpcIdSchema,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { JsonRpcError, JsonRpcPeer, JsonRpcPeerError, type JsonRpcPeerOptions } from "./jsonrpc.js";
+import { ENCODED_JSON, JsonRpcError, JsonRpcPeer, JsonRpcPeerError, type JsonRpcPeerOptions } from "./jsonrpc.js";
 
 /** A peer whose every sent line is recorded; the test plays the other side by hand. */
 function recordingPeer(options: Partial<JsonRpcPeerOptions> = {}) {
@@ -114,6 +114,47 @@ describe("JsonRpcPeer", () => {
     void textOnly.requestEncodedBytes("m", bytes).catch(() => undefined);
     expect(sent).toEqual([{ jsonrpc: "2.0", id: 1, method: "m", params: JSON.parse(new TextDecoder().decode(bytes)) }]);
     textOnly.close("done");
+  });
+
+  it("answers with a result's own JSON text as it is, and encodes a result without one", async () => {
+    // The text differs from what encoding the object would give, so the test tells which one went out.
+    class Stored {
+      readonly value = 1;
+      constructor(private readonly text: string | undefined) {}
+      get [ENCODED_JSON]() {
+        return this.text;
+      }
+    }
+    const lines: string[] = [];
+    const host = new JsonRpcPeer({ send: (line) => lines.push(line), onRequest: (_method, params) => params });
+    host.handle("stored", () => new Stored('{"value": 1,  "as":"stored"}'));
+    host.handle("plain", () => new Stored(undefined));
+    host.receiveLine('{"jsonrpc":"2.0","id":"a\\"b","method":"stored"}');
+    host.receiveLine('{"jsonrpc":"2.0","id":7,"method":"plain"}');
+    await settle();
+    expect(lines).toEqual([
+      '{"jsonrpc":"2.0","id":"a\\"b","result":{"value": 1,  "as":"stored"}}',
+      '{"jsonrpc":"2.0","id":7,"result":{"value":1}}',
+    ]);
+    expect(JSON.parse(lines[0]!)).toEqual({ jsonrpc: "2.0", id: 'a"b', result: { value: 1, as: "stored" } });
+  });
+
+  it("answers with a result's own JSON bytes in pieces, through sendBytes or decoded for send", async () => {
+    const encoder = new TextEncoder();
+    const result = { [ENCODED_JSON]: [encoder.encode('{"v":"'), encoder.encode("é😀"), encoder.encode('"}')] };
+    const bytesLines: string[] = [];
+    const textLines: string[] = [];
+    const withBytes = new JsonRpcPeer({
+      send: () => undefined,
+      sendBytes: (pieces) => bytesLines.push(Buffer.concat(pieces).toString("utf8")),
+      onRequest: () => result,
+    });
+    const textOnly = new JsonRpcPeer({ send: (line) => textLines.push(line), onRequest: () => result });
+    withBytes.receiveLine('{"jsonrpc":"2.0","id":1,"method":"m"}');
+    textOnly.receiveLine('{"jsonrpc":"2.0","id":1,"method":"m"}');
+    await settle();
+    expect(bytesLines).toEqual(['{"jsonrpc":"2.0","id":1,"result":{"v":"é😀"}}']);
+    expect(textLines).toEqual(bytesLines);
   });
 
   it("answers undefined as null, and many requests in flight each with its own answer", async () => {
