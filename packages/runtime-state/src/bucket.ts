@@ -10,7 +10,8 @@ import {
   NO_RESPONDERS_RETRY_MS,
   sendUntilAnswered,
 } from "./nats-failures.js";
-import { directGetLast, publishToStream } from "./requests.js";
+import { type DirectMessage, directGetLast, directGetLastReply, directMessageOf, publishToStream } from "./requests.js";
+import { decodeValue, EntryAnswer } from "./stored-json.js";
 
 /**
  * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
@@ -27,18 +28,6 @@ export type StoredEntry =
 const EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
 const ROLLUP_HEADER = "Nats-Rollup";
 const MESSAGE_TTL_HEADER = "Nats-TTL";
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** Values are stored as JSON text; anything else (written by another client) reads as its text. */
-export function decodeValue(data: Uint8Array): unknown {
-  const text = decoder.decode(data);
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
 
 const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/;
 
@@ -107,16 +96,21 @@ export class BucketClient {
     return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };
   }
 
-  /** The get verb's answer: the key's entry, `null` when absent or deleted. */
-  readAnswer(key: string): Promise<Entry | null> {
-    return this.lastMessage(key).then((message) => {
-      if (message === null || isDeletionMarker(message.header)) return null;
-      const value = decodeValue(message.data) as Entry["value"];
-      return { key, value, revision: message.seq, updated: isoMillis(message.timestamp) };
+  /**
+   * The get verb's answer: the key's entry, `null` when absent or deleted. Asked as `lastMessage` asks, with
+   * the reply read in the same step as the retry is decided: one promise layer between NATS and the answer.
+   */
+  readAnswer(key: string): Promise<EntryAnswer | null> {
+    const subject = this.subject(key);
+    const ask = (timeoutMs: number) => directGetLastReply(this.connection, this.stream, subject, timeoutMs);
+    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => {
+      const message = directMessageOf(reply);
+      if (message === null || message.subject !== subject || isDeletionMarker(message.header)) return null;
+      return new EntryAnswer(key, message.data, message.seq, isoMillis(message.timestamp));
     });
   }
 
-  private lastMessage(key: string) {
+  private lastMessage(key: string): Promise<DirectMessage | null> {
     const subject = this.subject(key);
     const ask = (timeoutMs: number) => directGetLast(this.connection, this.stream, subject, timeoutMs);
     return askAgainIfUnanswered(ask, this.timeoutMs, systemClock).then((message) =>
@@ -136,7 +130,7 @@ export class BucketClient {
    * Throws `WrongRevision` when the condition fails.
    */
   async put(key: string, value: unknown, revision?: number): Promise<number> {
-    return this.putEncoded(key, encoder.encode(JSON.stringify(value)), revision);
+    return this.putEncoded(key, Buffer.from(JSON.stringify(value)), revision);
   }
 
   /** The put verb's answer: `putEncoded`'s revision. */

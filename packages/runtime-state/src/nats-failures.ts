@@ -112,13 +112,26 @@ export function askAgainIfUnanswered<T>(
   ask: (timeoutMs: number) => Promise<T>,
   timeoutMs: number,
   clock: { now(): number },
+): Promise<T>;
+/** The same, with the answer read by `read` in the step that decides on a retry (no promise layer of its own). */
+export function askAgainIfUnanswered<A, T>(
+  ask: (timeoutMs: number) => Promise<A>,
+  timeoutMs: number,
+  clock: { now(): number },
+  read: (answer: A) => T,
+): Promise<T>;
+export function askAgainIfUnanswered<A, T>(
+  ask: (timeoutMs: number) => Promise<A>,
+  timeoutMs: number,
+  clock: { now(): number },
+  read?: (answer: A) => T,
 ): Promise<T> {
   const deadline = clock.now() + timeoutMs;
   const attemptMs = Math.max(MIN_ATTEMPT_MS, Math.ceil(timeoutMs / UNANSWERED_ATTEMPTS));
   const attempt = (): Promise<T> => {
     const left = Math.max(1, deadline - clock.now());
     const last = left < 1.5 * attemptMs;
-    return ask(last ? left : attemptMs).catch((error: unknown) => {
+    return ask(last ? left : attemptMs).then(read as ((answer: A) => T) | undefined, (error: unknown) => {
       if (!(error instanceof TimeoutError) || last) throw error;
       return attempt();
     });

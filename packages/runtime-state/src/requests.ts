@@ -180,13 +180,27 @@ export interface DirectMessage {
  * with no body: the form nats.js's `direct.getMessage({ last_by_subj })` sends and the only one the grant
  * allows. `null` when the stream holds none; any other status throws, as nats.js does.
  */
-export async function directGetLast(
+export function directGetLast(
   connection: NatsConnection,
   stream: string,
   subject: string,
   timeoutMs: number,
 ): Promise<DirectMessage | null> {
-  const reply = await request(connection, `$JS.API.DIRECT.GET.${stream}.${subject}`, EMPTY, { timeoutMs });
+  return directGetLastReply(connection, stream, subject, timeoutMs).then(directMessageOf);
+}
+
+/** `directGetLast`'s request, its reply unread (`directMessageOf` reads it). */
+export function directGetLastReply(
+  connection: NatsConnection,
+  stream: string,
+  subject: string,
+  timeoutMs: number,
+): Promise<Msg> {
+  return request(connection, `$JS.API.DIRECT.GET.${stream}.${subject}`, EMPTY, { timeoutMs });
+}
+
+/** A direct get's reply as the stored message, `null` for "message not found"; any other status throws. */
+export function directMessageOf(reply: Msg): DirectMessage | null {
   const header = reply.headers;
   if (header === undefined || header.code !== 0) {
     const code = header?.code ?? 0;

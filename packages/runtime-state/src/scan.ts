@@ -1,6 +1,6 @@
 import { encodedValueSize, type HistoryEntry } from "@mesh/state-protocol";
-import { decodeValue } from "./bucket.js";
 import type { ConsumerReader, PulledMessage } from "./reader.js";
+import { decodeValue } from "./stored-json.js";
 
 /**
  * keys and history: a short-lived consumer read to the end of what it counted at creation, then

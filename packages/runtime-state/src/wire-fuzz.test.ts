@@ -3,6 +3,7 @@ import { NdjsonLineReader } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { ownerMembership, stateServer, until } from "../test/kit.js";
 import { rssMiB, settledRssMiB } from "../test/misbehaving.js";
+import { type SeededRandom, seededRandom } from "../test/random.js";
 import { createStateService } from "./service.js";
 import { serveStdio } from "./stdio.js";
 
@@ -18,22 +19,7 @@ const MAX_LINE = 64 * 1024;
 /** How much more the process may hold (after a full GC) than before the run: 40–46 MiB measured, of ~270 MiB sent. */
 const BOUND_MIB = 96;
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (below: number) => Math.floor(next() * below);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  return { next, int, pick };
-}
-
-type Random = ReturnType<typeof random>;
+type Random = SeededRandom;
 
 function randomValue(rng: Random, depth = 0): unknown {
   switch (rng.int(depth > 3 ? 4 : 7)) {
@@ -65,7 +51,7 @@ const BUCKETS = ["notes", "notes", "notes", "other", 7];
 describe("wire fuzzer", () => {
   it(`random requests and answers against a real server (seed ${SEED}; WIRE_FUZZ_SEED=${SEED} replays it)`, async () => {
     process.stderr.write(`wire fuzzer: seed ${SEED}, ${DURATION_MS} ms\n`);
-    const rng = random(SEED);
+    const rng = seededRandom(SEED);
     await using nats = await stateServer();
     const service = createStateService({
       connection: await nats.machine("m1"),
