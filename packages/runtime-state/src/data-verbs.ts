@@ -63,5 +63,5 @@ export async function historyVerb(host: VerbHost, { bucket, key }: StateParams<"
   const target = host.target(bucket, "read");
   host.refusals.checkKey(bucket, key);
   const reader = await host.reader(target, key, { policy: "all" }, false);
-  return { entries: await host.nats(target, "history", () => scanHistory(reader, host.limits.maxReplyBytes)) };
+  return host.nats(target, "history", () => scanHistory(reader, host.limits.maxReplyBytes));
 }

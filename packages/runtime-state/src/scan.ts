@@ -1,6 +1,6 @@
-import { encodedValueSize, type HistoryEntry } from "@mesh/state-protocol";
+import { ENCODED_JSON, type EncodedJsonResult, type HistoryEntry } from "@mesh/state-protocol";
 import type { ConsumerReader, PulledMessage } from "./reader.js";
-import { decodeValue } from "./stored-json.js";
+import { encodeEventsBytes, StoredPutEvent } from "./stored-events.js";
 
 /**
  * keys and history: a short-lived consumer read to the end of what it counted at creation, then
@@ -64,21 +64,35 @@ export async function scanKeys(reader: ConsumerReader, maxReplyBytes: number): P
     .sort();
 }
 
+/**
+ * The history verb's answer. In-process its `entries` are history entries like any other; on a line it goes
+ * out as its own encoding, each stored value copied in as NATS holds it (as a watch batch's are), so a reply
+ * of up to `maxReplyBytes` is never parsed and encoded again by the runtime.
+ */
+export class HistoryAnswer implements EncodedJsonResult {
+  constructor(readonly entries: HistoryEntry[]) {}
+
+  get [ENCODED_JSON](): [Uint8Array] {
+    return [encodeEventsBytes('{"entries":[', this.entries)];
+  }
+}
+
 /** Every stored revision of one key, oldest first. The reader must deliver `all`, filtered on the key. */
-export async function scanHistory(reader: ConsumerReader, maxReplyBytes: number): Promise<HistoryEntry[]> {
+export async function scanHistory(reader: ConsumerReader, maxReplyBytes: number): Promise<HistoryAnswer> {
   const entries: HistoryEntry[] = [];
   let bytes = REPLY_OVERHEAD_BYTES;
   await readToEnd(reader, (message) => {
     const { key, revision, updated } = message;
-    const value = message.operation === "put" ? decodeValue(message.data) : undefined;
-    // Re-encoded, not the stored length: a foreign writer's non-JSON bytes come back as an escaped string.
-    bytes += ENTRY_OVERHEAD_BYTES + key.length + (value === undefined ? 0 : encodedValueSize(value));
+    if (message.operation === "delete") {
+      entries.push({ type: "delete", key, revision, updated });
+      bytes += ENTRY_OVERHEAD_BYTES + key.length;
+    } else {
+      const entry = new StoredPutEvent(key, message.data, revision, updated);
+      entries.push(entry);
+      // What goes into the line: the stored bytes, or a foreign writer's non-JSON bytes as an escaped string.
+      bytes += ENTRY_OVERHEAD_BYTES + key.length + entry.valueBytes;
+    }
     if (bytes > maxReplyBytes) throw new ReplyTooLarge(bytes, maxReplyBytes);
-    entries.push(
-      message.operation === "delete"
-        ? { type: "delete", key, revision, updated }
-        : { type: "put", key, value: value as never, revision, updated },
-    );
   });
-  return entries;
+  return new HistoryAnswer(entries);
 }

@@ -1,11 +1,21 @@
+import { KV_OPERATION_HEADER } from "@mesh/manifest-schema";
+import { ENCODED_JSON } from "@mesh/state-protocol";
 import { jetstream } from "@nats-io/jetstream";
+import { headers } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import { BUCKET, readerMembership, spawnBundle, stateServer } from "../test/kit.js";
 import { STORED } from "../test/stored-values.js";
+import { HistoryAnswer } from "./scan.js";
 import { createStateService } from "./service.js";
 import { encodeWatchEventsParams, encodeWatchEventsParamsBytes, StoredPutEvent } from "./stored-events.js";
 
 const encoder = new TextEncoder();
+
+function deleteHeaders() {
+  const header = headers();
+  header.set(KV_OPERATION_HEADER, "DEL");
+  return header;
+}
 
 describe("stored values go into the batch line as stored, and never break it", () => {
   it("encodes a batch exactly as JSON.stringify would, field for field", () => {
@@ -89,6 +99,19 @@ describe("stored values go into the batch line as stored, and never break it", (
     expect(event.value).toEqual({ a: 1 });
   });
 
+  it("a history answer carries stored values as stored, and parses to the entries it holds", () => {
+    const updated = "2026-01-01T00:00:00.000Z";
+    const entries = [
+      ...STORED.map(({ key, data }, index) => new StoredPutEvent(key, data, index + 1, updated)),
+      { type: "delete", key: "gone", revision: 20, updated } as const,
+    ];
+    const answer = new HistoryAnswer(entries);
+    const line = Buffer.concat(answer[ENCODED_JSON]).toString("utf8");
+    expect(line).not.toMatch(/[\n\r]/);
+    expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify({ ...answer })));
+    expect(line).toContain('"value": { "a" : 1 } ,');
+  });
+
   it("a bundle watching values other clients stored reads what get reads, on intact lines", async () => {
     await using nats = await stateServer();
     const js = jetstream(nats.admin);
@@ -108,6 +131,19 @@ describe("stored values go into the batch line as stored, and never break it", (
       };
       expect({ key, value: watched.get(key) }).toEqual({ key, value });
       expect({ key, value: got.value }).toEqual({ key, value });
+    }
+    // A history carries the stored bytes too: four values other clients stored on a key, then a delete (the
+    // bucket keeps five revisions of a key).
+    for (let first = 0; first < STORED.length; first += 4) {
+      const stored = STORED.slice(first, first + 4);
+      const key = `history-${first}`;
+      for (const { data } of stored) await js.publish(`$KV.${BUCKET}.${key}`, data);
+      await js.publish(`$KV.${BUCKET}.${key}`, new Uint8Array(0), { headers: deleteHeaders() });
+      const { entries } = (await bundle.call("mesh/state.history", { bucket: "notes-app.notes", key })).result as {
+        entries: Array<{ type: string; value?: unknown }>;
+      };
+      expect(entries.map((entry) => entry.type)).toEqual([...stored.map(() => "put"), "delete"]);
+      expect(entries.slice(0, -1).map((entry) => entry.value)).toEqual(stored.map(({ value }) => value));
     }
     await bundle.kill();
   });

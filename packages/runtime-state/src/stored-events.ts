@@ -1,4 +1,4 @@
-import type { PutEvent, WatchEvent } from "@mesh/state-protocol";
+import type { HistoryEntry, PutEvent, WatchEvent } from "@mesh/state-protocol";
 import { isOneLineJson } from "./json-check.js";
 import { decodeValue } from "./stored-json.js";
 
@@ -101,13 +101,18 @@ const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 const ZERO = 0x30;
 
-/**
- * The params of one `mesh/state` request as UTF-8 bytes, built in one buffer: each stored value is copied in
- * as stored, everything else encoded. Sized by a bound first, then cut to length. A put's fields are written
- * byte by byte: with values of a few hundred bytes, a native `Buffer#write` per field cost more than the value.
- */
+/** The params of one `mesh/state` request as UTF-8 bytes: `encodeEventsBytes` under the watch's id. */
 export function encodeWatchEventsParamsBytes(watch: string, events: readonly WatchEvent[]): Uint8Array {
-  const head = `{"watch":${JSON.stringify(watch)},"events":[`;
+  return encodeEventsBytes(`{"watch":${JSON.stringify(watch)},"events":[`, events);
+}
+
+/**
+ * `head` (an object's text up to an array's opening bracket), the events, then `]}`, as UTF-8 bytes built in
+ * one buffer: each stored value is copied in as stored, everything else encoded. Sized by a bound first, then
+ * cut to length. A put's fields are written byte by byte: with values of a few hundred bytes, a native
+ * `Buffer#write` per field cost more than the value.
+ */
+export function encodeEventsBytes(head: string, events: readonly (WatchEvent | HistoryEntry)[]): Uint8Array {
   // Per event: a put's value bytes (encoded once, when not stored as they are), or any other event's text.
   const values = new Array<Uint8Array | undefined>(events.length);
   const others = new Array<string | undefined>(events.length);
