@@ -139,6 +139,26 @@ describe("JsonRpcPeer", () => {
     expect(JSON.parse(lines[0]!)).toEqual({ jsonrpc: "2.0", id: 'a"b', result: { value: 1, as: "stored" } });
   });
 
+  it("encodes a result whose own encoding throws, and reports it", async () => {
+    const lines: string[] = [];
+    const problems: string[] = [];
+    const result = {
+      value: 2,
+      get [ENCODED_JSON](): string {
+        throw new RangeError("out of bounds");
+      },
+    };
+    const host = new JsonRpcPeer({
+      send: (line) => lines.push(line),
+      onRequest: () => result,
+      onProtocolError: (problem) => problems.push(problem),
+    });
+    host.receiveLine('{"jsonrpc":"2.0","id":3,"method":"m"}');
+    await settle();
+    expect(lines).toEqual(['{"jsonrpc":"2.0","id":3,"result":{"value":2}}']);
+    expect(problems).toEqual(["the own encoding of m's result failed"]);
+  });
+
   it("answers with a result's own JSON bytes in pieces, through sendBytes or decoded for send", async () => {
     const encoder = new TextEncoder();
     const result = { [ENCODED_JSON]: [encoder.encode('{"v":"'), encoder.encode("é😀"), encoder.encode('"}')] };

@@ -390,7 +390,13 @@ export class JsonRpcPeer implements JsonRpcChannel {
   }
 
   private answer(id: JsonRpcId, method: string, result: unknown): void {
-    const encoded = encodedJsonOf(result);
+    let encoded: string | NdjsonBytesLine | undefined;
+    try {
+      encoded = encodedJsonOf(result);
+    } catch (error) {
+      // Its own encoding failed: encoded as any result is, so the other side still gets its answer.
+      this.report(`the own encoding of ${method}'s result failed`, error);
+    }
     if (encoded !== undefined) {
       const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
       if (typeof encoded === "string") this.writeLine(`${head}${encoded}}`);
