@@ -3,7 +3,7 @@ import { isOneLineJson } from "./json-check.js";
 
 /**
  * Stored values as the runtime reads them. A value is stored as UTF-8 JSON; what passes `isOneLineJson` goes
- * into an NDJSON line as the bytes NATS handed over, never decoded, parsed or encoded by the runtime. Anything
+ * into an NDJSON line as the text NATS handed over, never parsed or encoded again by the runtime. Anything
  * else was written by another client and reads as `decodeValue` reads it, then is encoded: whatever bytes a
  * hostile machine stores, a line to a bundle never breaks.
  */
