@@ -10,7 +10,7 @@ import {
   NO_RESPONDERS_RETRY_MS,
   sendUntilAnswered,
 } from "./nats-failures.js";
-import { type DirectMessage, directGetLast, directGetLastReply, directMessageOf, publishToStream } from "./requests.js";
+import { type DirectMessage, directGetLastReply, directMessageOf, publishToStream } from "./requests.js";
 import { decodeValue, EntryAnswer } from "./stored-json.js";
 
 /**
@@ -86,36 +86,41 @@ export class BucketClient {
   }
 
   /** The last message of a key, value or delete marker; `null` when the key never existed (or was purged away). */
-  async read(key: string): Promise<StoredEntry | null> {
-    const message = await this.lastMessage(key);
-    if (message === null) return null;
-    const updated = isoMillis(message.timestamp);
-    if (isDeletionMarker(message.header)) {
-      return { key, revision: message.seq, updated, deleted: true };
-    }
-    return { key, value: decodeValue(message.data) as Entry["value"], revision: message.seq, updated, deleted: false };
+  read(key: string): Promise<StoredEntry | null> {
+    return this.lastMessage(key, (message) => {
+      if (message === null) return null;
+      const updated = isoMillis(message.timestamp);
+      if (isDeletionMarker(message.header)) return { key, revision: message.seq, updated, deleted: true };
+      return {
+        key,
+        value: decodeValue(message.data) as Entry["value"],
+        revision: message.seq,
+        updated,
+        deleted: false,
+      };
+    });
+  }
+
+  /** The get verb's answer: the key's entry, `null` when absent or deleted. */
+  readAnswer(key: string): Promise<EntryAnswer | null> {
+    return this.lastMessage(key, (message) =>
+      message === null || isDeletionMarker(message.header)
+        ? null
+        : new EntryAnswer(key, message.data, message.seq, isoMillis(message.timestamp)),
+    );
   }
 
   /**
-   * The get verb's answer: the key's entry, `null` when absent or deleted. Asked as `lastMessage` asks, with
-   * the reply read in the same step as the retry is decided: one promise layer between NATS and the answer.
+   * The key's last message (`null` when there is none), read by `read` in the same step as the retry is
+   * decided: one promise layer between NATS and the caller's result.
    */
-  readAnswer(key: string): Promise<EntryAnswer | null> {
+  private lastMessage<T>(key: string, read: (message: DirectMessage | null) => T): Promise<T> {
     const subject = this.subject(key);
     const ask = (timeoutMs: number) => directGetLastReply(this.connection, this.stream, subject, timeoutMs);
     return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => {
       const message = directMessageOf(reply);
-      if (message === null || message.subject !== subject || isDeletionMarker(message.header)) return null;
-      return new EntryAnswer(key, message.data, message.seq, isoMillis(message.timestamp));
+      return read(message === null || message.subject !== subject ? null : message);
     });
-  }
-
-  private lastMessage(key: string): Promise<DirectMessage | null> {
-    const subject = this.subject(key);
-    const ask = (timeoutMs: number) => directGetLast(this.connection, this.stream, subject, timeoutMs);
-    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock).then((message) =>
-      message === null || message.subject !== subject ? null : message,
-    );
   }
 
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */

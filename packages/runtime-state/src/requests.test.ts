@@ -10,11 +10,14 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUCKET, stateServer } from "../test/kit.js";
 import { classifyNatsError, JETSTREAM_CODES } from "./nats-failures.js";
-import { directGetLast, publishToStream, request } from "./requests.js";
+import { directGetLastReply, directMessageOf, publishToStream, request } from "./requests.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const text = (data: Uint8Array) => decoder.decode(data);
+/** The last message on `subject`, read as the bucket client reads it. */
+const directGetLast = (...args: Parameters<typeof directGetLastReply>) =>
+  directGetLastReply(...args).then(directMessageOf);
 
 // The runtime's own request path (requests.ts), against a real server: answers reach their caller, and each
 // failure is the nats.js class that classifyNatsError sorts.

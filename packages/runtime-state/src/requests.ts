@@ -176,20 +176,10 @@ export interface DirectMessage {
 }
 
 /**
- * The last message on `subject` by a direct get in its subject form, `$JS.API.DIRECT.GET.<stream>.<subject>`
- * with no body: the form nats.js's `direct.getMessage({ last_by_subj })` sends and the only one the grant
- * allows. `null` when the stream holds none; any other status throws, as nats.js does.
+ * A request for the last message on `subject` by a direct get in its subject form,
+ * `$JS.API.DIRECT.GET.<stream>.<subject>` with no body: the form nats.js's `direct.getMessage({ last_by_subj })`
+ * sends and the only one the grant allows. Its reply unread: `directMessageOf` reads it.
  */
-export function directGetLast(
-  connection: NatsConnection,
-  stream: string,
-  subject: string,
-  timeoutMs: number,
-): Promise<DirectMessage | null> {
-  return directGetLastReply(connection, stream, subject, timeoutMs).then(directMessageOf);
-}
-
-/** `directGetLast`'s request, its reply unread (`directMessageOf` reads it). */
 export function directGetLastReply(
   connection: NatsConnection,
   stream: string,
@@ -199,7 +189,10 @@ export function directGetLastReply(
   return request(connection, `$JS.API.DIRECT.GET.${stream}.${subject}`, EMPTY, { timeoutMs });
 }
 
-/** A direct get's reply as the stored message, `null` for "message not found"; any other status throws. */
+/**
+ * A direct get's reply as the stored message, `null` for "message not found" (the stream holds none); any
+ * other status throws, as nats.js does.
+ */
 export function directMessageOf(reply: Msg): DirectMessage | null {
   const header = reply.headers;
   if (header === undefined || header.code !== 0) {
