@@ -5,15 +5,18 @@
  *
  * `bundle.js slow` is the memory scenario's bundle instead: it speaks the wire by hand so that it can
  * answer each `mesh/state` batch a set time after receiving it: `delayMs` per `perValues` events in it.
+ * `bundle.js chain` is the chain's sender (chain.ts): state-protocol's peer on stdio, no SDK.
  */
 import process from "node:process";
 import { connectStdio } from "@mesh/sdk-ts/stdio";
+import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
 import { IpcPeer } from "./ipc.js";
 import { benchValue, largeValue, runPipelined, runSequential, wallClock } from "./workload.js";
 
 type Request = Record<string, unknown>;
 
 if (process.argv[2] === "slow") slowBundle();
+else if (process.argv[2] === "chain") chainBundle();
 else await sdkBundle();
 
 async function sdkBundle(): Promise<void> {
@@ -70,6 +73,32 @@ async function sdkBundle(): Promise<void> {
       default:
         throw new Error(`unknown command ${String(request.cmd)}`);
     }
+  });
+  process.on("disconnect", () => process.exit(0));
+}
+
+/** The chain floor's sender: the SDK bundle's get/put loops on a bare peer (as the echo's sender has). */
+function chainBundle(): void {
+  const peer = new JsonRpcPeer({ send: (line) => process.stdout.write(`${line}\n`) });
+  // Keeping what the SDK keeps between lines (its stdio transport), as the echo's child does.
+  const reader = new NdjsonLineReader({
+    onLine: (line) => peer.receiveLine(line),
+    onOversize: () => undefined,
+    retainBytes: 2 * 1024 * 1024,
+  });
+  process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
+  new IpcPeer(process as never, (request: Request) => {
+    if (request.cmd === "cpu") return process.cpuUsage();
+    const bucket = String(request.bucket);
+    const keys = Number(request.keys ?? 1000);
+    const op =
+      request.op === "put"
+        ? (index: number) =>
+            peer.request("mesh/state.put", { bucket, key: `k.${index % keys}`, value: benchValue(index) })
+        : (index: number) => peer.request("mesh/state.get", { bucket, key: `k.${index % keys}` });
+    if (request.cmd === "sequential") return runSequential(Number(request.count), op);
+    if (request.cmd === "pipelined") return runPipelined(Number(request.count), Number(request.inFlight), op);
+    throw new Error(`unknown command ${String(request.cmd)}`);
   });
   process.on("disconnect", () => process.exit(0));
 }

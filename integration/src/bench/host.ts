@@ -16,6 +16,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
+import { serveChain } from "./chain.js";
 import { cpuSpan } from "./cpu.js";
 import { Echo } from "./echo.js";
 import { IpcPeer } from "./ipc.js";
@@ -28,7 +29,7 @@ type Request = Record<string, unknown>;
 interface Bundle {
   child: ChildProcess;
   peer: IpcPeer;
-  stdio: StdioHandle;
+  stdio: Pick<StdioHandle, "closed">;
   exited: Promise<void>;
 }
 
@@ -99,16 +100,19 @@ process.on("disconnect", () => void stop().finally(() => process.exit(0)));
 
 function startBundle(id: string, membership: unknown, mode: string): { pid: number | undefined } {
   if (!connection) throw new Error("init first");
-  const service = createStateService({ connection, membership });
-  const child = spawn(
-    process.execPath,
-    [...profileArgs("bundle"), bundleScript, ...(mode === "slow" ? ["slow"] : [])],
-    {
-      stdio: ["pipe", "pipe", "inherit", "ipc"],
-      env: { PATH: process.env.PATH ?? "", ...profileEnv() },
-    },
-  );
-  const stdio = serveStdio({ service, input: child.stdout!, output: child.stdin! });
+  const child = spawn(process.execPath, [...profileArgs("bundle"), bundleScript, ...(mode === "sdk" ? [] : [mode])], {
+    stdio: ["pipe", "pipe", "inherit", "ipc"],
+    env: { PATH: process.env.PATH ?? "", ...profileEnv() },
+  });
+  // `chain`: the chain (chain.ts), the raw client answering; otherwise the runtime serves the bundle.
+  const stdio =
+    mode === "chain"
+      ? serveChain(connection, child.stdout!, child.stdin!)
+      : serveStdio({
+          service: createStateService({ connection, membership }),
+          input: child.stdout!,
+          output: child.stdin!,
+        });
   const peer = new IpcPeer(
     child as never,
     () => undefined,

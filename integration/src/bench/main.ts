@@ -12,30 +12,17 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { serverVersion } from "@mesh/local-nats";
 import { DEFAULT_LIMITS } from "@mesh/runtime-state";
-import { type KV, Kvm } from "@nats-io/kv";
 import { benchComposition } from "./compose.js";
-import { hostCpu, meshCpu, ownCpu, perCall } from "./cpu.js";
-import { Echo } from "./echo.js";
+import { hostCpu, meshCpu, perCall } from "./cpu.js";
 import { benchFleet, type FleetSizes } from "./fleet.js";
+import { getPut } from "./getput.js";
 import { Host } from "./hosts.js";
 import { phase, writePhases } from "./profile.js";
 import { benchRaise } from "./raise.js";
+import { bytes, count, emit, MiB, note, rows } from "./report.js";
 import { benchSecretScan, ORDINARY_OBJECTS } from "./secrets.js";
-import { formatRow, header, type Row } from "./table.js";
-import {
-  benchValue,
-  LARGE_ITEMS,
-  largeValue,
-  median,
-  quantile,
-  runPipelined,
-  runSequential,
-  type SequentialFigures,
-  type SequentialRun,
-  sequentialFigures,
-  VALUE_BYTES,
-  wallClock,
-} from "./workload.js";
+import { header } from "./table.js";
+import { benchValue, median, quantile, VALUE_BYTES, wallClock } from "./workload.js";
 import { BUCKETS, createWorld, fill, natsBucket, type World } from "./world.js";
 
 const SECTIONS = ["grants", "secrets", "getput", "watch", "memory", "fanout", "raise", "fleet"] as const;
@@ -64,7 +51,7 @@ const FULL = {
   largeOps: 40,
   fleet: { machines: 100, bundlesPerMachine: 2, ticks: 20, seedKeys: 100, hosts: 4, restart: false } as FleetSizes,
 };
-type Sizes = typeof FULL;
+export type Sizes = typeof FULL;
 const SMOKE: Sizes = {
   runs: 1,
   sequential: 100,
@@ -86,19 +73,6 @@ const SMOKE: Sizes = {
   largeOps: 4,
   fleet: { machines: 3, bundlesPerMachine: 2, ticks: 3, seedKeys: 10, hosts: 2, restart: true },
 };
-
-const MiB = 1024 * 1024;
-const count = (n: number) => n.toLocaleString("en-US");
-const bytes = (n: number) => (n >= MiB ? `${n / MiB} MiB` : `${Math.round(n / 1024)} KiB`);
-
-const rows: Row[] = [];
-function emit(row: Row): void {
-  rows.push(row);
-  console.log(formatRow(row));
-}
-function note(text: string): void {
-  console.log(`  · ${text}`);
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -198,8 +172,8 @@ function finish(json: string | undefined, machine: Record<string, string>): void
   if (json) writeFileSync(json, `${JSON.stringify({ machine, rows }, null, 2)}\n`);
 }
 
-type StartHost = (who: World["raw"], name: string, nodeFlags?: string[]) => Promise<Host>;
-type StopHosts = (hosts: Host[]) => Promise<void>;
+export type StartHost = (who: World["raw"], name: string, nodeFlags?: string[]) => Promise<Host>;
+export type StopHosts = (hosts: Host[]) => Promise<void>;
 
 function grants(sizes: Sizes): void {
   const figures = benchComposition(sizes.grantModules, sizes.grantIterations);
@@ -221,261 +195,6 @@ function secrets(sizes: Sizes): void {
     raw: figures.stringifyMicros,
   });
   note("findCredential: field names and string shapes in one walk; the baseline encodes the same value once");
-}
-
-/** Per-run figures of one side of a sequential or pipelined section. */
-interface SideRuns {
-  sequential: SequentialFigures[];
-  perSecond: number[];
-  /** CPU µs per call, sequential and pipelined. */
-  cpu: { sequential: number[]; pipelined: number[] };
-}
-const sideRuns = (): SideRuns => ({ sequential: [], perSecond: [], cpu: { sequential: [], pipelined: [] } });
-const pickSequential = (runs: SideRuns, field: keyof SequentialFigures) => median(runs.sequential.map((f) => f[field]));
-/** ops/s of two costs paid one after the other per call: the raw client's, then the echo's round trip. */
-const serialRate = (raw: number, echo: number) => 1 / (1 / raw + 1 / echo);
-
-/** The floor's echo in both framings, `sizes.runs` times; see echo.ts. */
-async function echoFloor(sizes: Sizes): Promise<{ peer: SideRuns & { child: SideRuns }; bare: SideRuns }> {
-  const figures = { peer: { ...sideRuns(), child: sideRuns() }, bare: { ...sideRuns(), child: sideRuns() } };
-  for (const framing of ["peer", "bare"] as const) {
-    const echo = Echo.start(framing);
-    try {
-      await runSequential(sizes.warmup, echo.op);
-      await runPipelined(sizes.warmup, sizes.inFlight, echo.op);
-      const side = figures[framing];
-      for (let run = 0; run < sizes.runs; run++) {
-        const sequential = await echo.measure(() =>
-          phase(`echo ${framing} sequential`, sizes.sequential, () => runSequential(sizes.sequential, echo.op)),
-        );
-        side.sequential.push(sequentialFigures(sequential.result));
-        side.cpu.sequential.push(perCall(sequential.parent, sizes.sequential));
-        side.child.cpu.sequential.push(perCall(sequential.child, sizes.sequential));
-        const pipelined = await echo.measure(() =>
-          phase(`echo ${framing} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
-            runPipelined(sizes.pipelined, sizes.inFlight, echo.op),
-          ),
-        );
-        side.perSecond.push((sizes.pipelined / pipelined.result) * 1000);
-        side.cpu.pipelined.push(perCall(pipelined.parent, sizes.pipelined));
-        side.child.cpu.pipelined.push(perCall(pipelined.child, sizes.pipelined));
-      }
-    } finally {
-      await echo.stop();
-    }
-  }
-  const { peer, bare } = figures;
-  const echoLabel = "floor: NDJSON echo of a put over stdio, state-protocol framing vs hand-written";
-  emit({
-    metric: `${echoLabel}, sequential p50 latency`,
-    unit: "ms",
-    mesh: pickSequential(peer, "p50Ms"),
-    raw: pickSequential(bare, "p50Ms"),
-  });
-  emit({
-    metric: `${echoLabel}, sequential p99 latency`,
-    unit: "ms",
-    mesh: pickSequential(peer, "p99Ms"),
-    raw: pickSequential(bare, "p99Ms"),
-  });
-  emit({
-    metric: `${echoLabel}, ${sizes.inFlight} in flight`,
-    unit: "ops/s",
-    mesh: median(peer.perSecond),
-    raw: median(bare.perSecond),
-  });
-  for (const mode of ["sequential", "pipelined"] as const) {
-    const how = mode === "sequential" ? "sequential" : `${sizes.inFlight} in flight`;
-    emit({
-      metric: `${echoLabel}, ${how}: sender's CPU per call`,
-      unit: "µs",
-      mesh: median(peer.cpu[mode]),
-      raw: median(bare.cpu[mode]),
-    });
-    emit({
-      metric: `${echoLabel}, ${how}: answerer's CPU per call`,
-      unit: "µs",
-      mesh: median(peer.child.cpu[mode]),
-      raw: median(bare.child.cpu[mode]),
-    });
-  }
-  note("the floor of a mesh figure = raw + the state-protocol echo (latency added, ops/s as 1 / (1/raw + 1/echo))");
-  note(
-    "CPU floors: runtime = raw client + the echo's answerer; bundle = the echo's sender (a bundle does no NATS work)",
-  );
-  return figures;
-}
-
-async function getPut(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {
-  const bucket = natsBucket(BUCKETS.items);
-  await fill(world.rawJs, bucket, { count: sizes.itemKeys, valueBytes: VALUE_BYTES });
-  const echo = await echoFloor(sizes);
-  const host = await startHost(world.machines[0]!, "runtime-getput");
-  await host.request({ cmd: "start-bundle", bundle: "b0", membership: world.membership });
-  const kv = await new Kvm(world.rawConnection).open(bucket, { allow_direct: true } as never);
-  const keys = sizes.itemKeys;
-  const raw = {
-    put: (index: number) => kv.put(`k.${index % keys}`, JSON.stringify(benchValue(index))),
-    get: async (index: number) => (await kv.get(`k.${index % keys}`))?.json(),
-  };
-  const mesh = <T>(op: "get" | "put", cmd: "sequential" | "pipelined", extra: Record<string, unknown>) =>
-    host.bundle<T>("b0", { cmd, op, bucket: BUCKETS.items, keys, ...extra });
-
-  for (const op of ["put", "get"] as const) {
-    await runSequential(sizes.warmup, raw[op]);
-    await mesh(op, "sequential", { count: sizes.warmup });
-    await runPipelined(sizes.warmup, sizes.inFlight, raw[op]);
-    await mesh(op, "pipelined", { count: sizes.warmup, inFlight: sizes.inFlight });
-  }
-  for (const op of ["put", "get"] as const) {
-    const figures = { raw: sideRuns(), mesh: sideRuns(), bundle: sideRuns() };
-    for (let run = 0; run < sizes.runs; run++) {
-      const rawSequential = await ownCpu(() =>
-        phase(`raw ${op} sequential`, sizes.sequential, () => runSequential(sizes.sequential, raw[op])),
-      );
-      figures.raw.sequential.push(sequentialFigures(rawSequential.result));
-      figures.raw.cpu.sequential.push(perCall(rawSequential.cpu, sizes.sequential));
-      const meshSequential = await meshCpu(host, "b0", () =>
-        phase(`mesh ${op} sequential`, sizes.sequential, () =>
-          mesh<SequentialRun>(op, "sequential", { count: sizes.sequential }),
-        ),
-      );
-      figures.mesh.sequential.push(sequentialFigures(meshSequential.result));
-      figures.mesh.cpu.sequential.push(perCall(meshSequential.runtime, sizes.sequential));
-      figures.bundle.cpu.sequential.push(perCall(meshSequential.bundle, sizes.sequential));
-      const rawPipelined = await ownCpu(() =>
-        phase(`raw ${op} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
-          runPipelined(sizes.pipelined, sizes.inFlight, raw[op]),
-        ),
-      );
-      figures.raw.perSecond.push((sizes.pipelined / rawPipelined.result) * 1000);
-      figures.raw.cpu.pipelined.push(perCall(rawPipelined.cpu, sizes.pipelined));
-      const meshPipelined = await meshCpu(host, "b0", () =>
-        phase(`mesh ${op} ${sizes.inFlight} in flight`, sizes.pipelined, () =>
-          mesh<number>(op, "pipelined", { count: sizes.pipelined, inFlight: sizes.inFlight }),
-        ),
-      );
-      figures.mesh.perSecond.push((sizes.pipelined / meshPipelined.result) * 1000);
-      figures.mesh.cpu.pipelined.push(perCall(meshPipelined.runtime, sizes.pipelined));
-      figures.bundle.cpu.pipelined.push(perCall(meshPipelined.bundle, sizes.pipelined));
-    }
-    const pick = (side: "raw" | "mesh", field: keyof SequentialFigures) => pickSequential(figures[side], field);
-    const echoPick = (field: keyof SequentialFigures) => pickSequential(echo.peer, field);
-    const p50 = { mesh: pick("mesh", "p50Ms"), raw: pick("raw", "p50Ms") };
-    const inFlight = { mesh: median(figures.mesh.perSecond), raw: median(figures.raw.perSecond) };
-    const label = `${op} ${VALUE_BYTES} B`;
-    emit({
-      metric: `${label}, sequential`,
-      unit: "ops/s",
-      mesh: pick("mesh", "opsPerSecond"),
-      raw: pick("raw", "opsPerSecond"),
-      floor: serialRate(pick("raw", "opsPerSecond"), echoPick("opsPerSecond")),
-    });
-    emit({
-      metric: `${label}, sequential p50 latency`,
-      unit: "ms",
-      ...p50,
-      floor: p50.raw + echoPick("p50Ms"),
-      target: { text: "≤ 1.5x", met: p50.mesh <= 1.5 * p50.raw },
-    });
-    emit({
-      metric: `${label}, sequential p99 latency`,
-      unit: "ms",
-      mesh: pick("mesh", "p99Ms"),
-      raw: pick("raw", "p99Ms"),
-      floor: pick("raw", "p99Ms") + echoPick("p99Ms"),
-    });
-    emit({
-      metric: `${label}, ${sizes.inFlight} in flight`,
-      unit: "ops/s",
-      ...inFlight,
-      floor: serialRate(inFlight.raw, median(echo.peer.perSecond)),
-      target: { text: "≥ 0.7x", met: inFlight.mesh >= 0.7 * inFlight.raw },
-    });
-    for (const mode of ["sequential", "pipelined"] as const) {
-      const how = mode === "sequential" ? "sequential" : `${sizes.inFlight} in flight`;
-      const rawCpu = median(figures.raw.cpu[mode]);
-      const runtimeCpu = median(figures.mesh.cpu[mode]);
-      emit({
-        metric: `${label}, ${how}: runtime CPU per call, vs the raw client's`,
-        unit: "µs",
-        mesh: runtimeCpu,
-        raw: rawCpu,
-        floor: rawCpu + median(echo.peer.child.cpu[mode]),
-        ...(op === "put" ? { target: { text: "≤ raw + 25 µs", met: runtimeCpu <= rawCpu + 25 } } : {}),
-      });
-      emit({
-        metric: `${label}, ${how}: bundle CPU per call, vs the raw client's`,
-        unit: "µs",
-        mesh: median(figures.bundle.cpu[mode]),
-        raw: rawCpu,
-        floor: median(echo.peer.cpu[mode]),
-      });
-    }
-  }
-  await largeValueOps(sizes, host, kv);
-  await stopHosts([host]);
-}
-
-/**
- * The issue's 200 KiB ordinary value (2,600 small objects), put one after another on one key, then read back
- * (a get has no target; its line shows what a large value costs on the way back).
- */
-async function largeValueOps(sizes: Sizes, host: Host, kv: KV): Promise<void> {
-  const value = largeValue(0);
-  const raw = {
-    put: () => kv.put("large", JSON.stringify(value)),
-    get: async () => (await kv.get("large"))?.json(),
-  };
-  // With one key the bundle's ops all name `k.0`, which its puts fill with the same value.
-  const mesh = (op: "put" | "get", count: number) =>
-    host.bundle<SequentialRun>("b0", { cmd: "sequential", op, bucket: BUCKETS.items, keys: 1, value: "large", count });
-  for (const op of ["put", "get"] as const) {
-    await runSequential(Math.ceil(sizes.largeOps / 4), raw[op]);
-    await mesh(op, Math.ceil(sizes.largeOps / 4));
-    const figures = {
-      raw: [] as number[],
-      mesh: [] as number[],
-      rawCpu: [] as number[],
-      runtime: [] as number[],
-      bundle: [] as number[],
-    };
-    for (let run = 0; run < sizes.runs; run++) {
-      const rawRun = await ownCpu(() =>
-        phase(`raw large ${op}`, sizes.largeOps, () => runSequential(sizes.largeOps, raw[op])),
-      );
-      figures.raw.push(sequentialFigures(rawRun.result).p50Ms);
-      figures.rawCpu.push(perCall(rawRun.cpu, sizes.largeOps));
-      const meshRun = await meshCpu(host, "b0", () =>
-        phase(`mesh large ${op}`, sizes.largeOps, () => mesh(op, sizes.largeOps)),
-      );
-      figures.mesh.push(sequentialFigures(meshRun.result).p50Ms);
-      figures.runtime.push(perCall(meshRun.runtime, sizes.largeOps));
-      figures.bundle.push(perCall(meshRun.bundle, sizes.largeOps));
-    }
-    const size = bytes(JSON.stringify(value).length);
-    const label = `${op} ${size} value (${count(LARGE_ITEMS)} small objects)`;
-    const p50 = median(figures.mesh);
-    emit({
-      metric: `${label}, sequential p50 latency`,
-      unit: "ms",
-      mesh: p50,
-      raw: median(figures.raw),
-      ...(op === "put" ? { target: { text: "≤ 10 ms", met: p50 <= 10 } } : {}),
-    });
-    emit({
-      metric: `${label}: runtime CPU per call, vs the raw client's`,
-      unit: "µs",
-      mesh: median(figures.runtime),
-      raw: median(figures.rawCpu),
-    });
-    emit({
-      metric: `${label}: bundle CPU per call, vs the raw client's`,
-      unit: "µs",
-      mesh: median(figures.bundle),
-      raw: median(figures.rawCpu),
-    });
-  }
 }
 
 async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {
