@@ -77,7 +77,7 @@ async function sdkBundle(): Promise<void> {
   process.on("disconnect", () => process.exit(0));
 }
 
-/** The chain floor's sender: the SDK bundle's get/put loops on a bare peer (as the echo's sender has). */
+/** The chain's sender: the SDK bundle's get/put loops on a bare peer (as the echo's sender has). */
 function chainBundle(): void {
   const peer = new JsonRpcPeer({ send: (line) => process.stdout.write(`${line}\n`) });
   // Keeping what the SDK keeps between lines (its stdio transport), as the echo's child does.
