@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { JSON_RPC_ERROR_CODES } from "./errors.js";
-import type { NdjsonBytesLine } from "./ndjson.js";
+import { concatBytes, type NdjsonBytesLine } from "./ndjson.js";
 
 const textEncoder = new TextEncoder();
 const lenientDecoder = new TextDecoder();
@@ -447,13 +447,7 @@ export class JsonRpcPeer implements JsonRpcChannel {
   private writeBytesLine(pieces: NdjsonBytesLine): WriteFailure | undefined {
     const { sendBytes } = this.options;
     if (sendBytes !== undefined) return this.attempt(() => sendBytes(pieces));
-    const whole = new Uint8Array(pieces.reduce((bytes, piece) => bytes + piece.byteLength, 0));
-    let offset = 0;
-    for (const piece of pieces) {
-      whole.set(piece, offset);
-      offset += piece.byteLength;
-    }
-    return this.writeLine(lenientDecoder.decode(whole));
+    return this.writeLine(lenientDecoder.decode(concatBytes(pieces)));
   }
 
   private writeLine(line: string): WriteFailure | undefined {

@@ -156,7 +156,7 @@ export class NdjsonLineReader {
 }
 
 /** The pieces as one array; a lone piece is returned as it is. */
-function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
+export function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
   if (pieces.length === 1) return pieces[0]!;
   let total = 0;
   for (const piece of pieces) total += piece.length;
