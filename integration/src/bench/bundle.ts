@@ -9,8 +9,8 @@
  */
 import process from "node:process";
 import { connectStdio } from "@mesh/sdk-ts/stdio";
-import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
 import { IpcPeer } from "./ipc.js";
+import { peerOnOwnStdio } from "./stdio-peer.js";
 import { benchValue, largeValue, runPipelined, runSequential, wallClock } from "./workload.js";
 
 type Request = Record<string, unknown>;
@@ -79,14 +79,7 @@ async function sdkBundle(): Promise<void> {
 
 /** The chain's sender: the SDK bundle's get/put loops on a bare peer (as the echo's sender has). */
 function chainBundle(): void {
-  const peer = new JsonRpcPeer({ send: (line) => process.stdout.write(`${line}\n`) });
-  // Keeping what the SDK keeps between lines (its stdio transport), as the echo's child does.
-  const reader = new NdjsonLineReader({
-    onLine: (line) => peer.receiveLine(line),
-    onOversize: () => undefined,
-    retainBytes: 2 * 1024 * 1024,
-  });
-  process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
+  const peer = peerOnOwnStdio();
   new IpcPeer(process as never, (request: Request) => {
     if (request.cmd === "cpu") return process.cpuUsage();
     const bucket = String(request.bucket);

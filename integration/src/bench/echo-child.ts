@@ -5,8 +5,8 @@
  * framing itself. Reports its CPU time over IPC.
  */
 import process from "node:process";
-import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
 import { IpcPeer } from "./ipc.js";
+import { peerOnOwnStdio } from "./stdio-peer.js";
 
 if (process.argv[2] === "bare") {
   let buffer = "";
@@ -20,14 +20,7 @@ if (process.argv[2] === "bare") {
     }
   });
 } else {
-  const peer = new JsonRpcPeer({ send: (line) => process.stdout.write(`${line}\n`), onRequest: () => ({}) });
-  // Keeping what the SDK keeps between lines (its stdio transport), so that watch batches meet the same reader.
-  const reader = new NdjsonLineReader({
-    onLine: (line) => peer.receiveLine(line),
-    onOversize: () => undefined,
-    retainBytes: 2 * 1024 * 1024,
-  });
-  process.stdin.on("data", (chunk: Buffer) => reader.push(chunk));
+  peerOnOwnStdio(() => ({}));
 }
 
 new IpcPeer(process as never, (request) => {
