@@ -94,6 +94,8 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     /^put \d+ KiB value .*: runtime CPU per call/m,
     /^watch: time to current, \d[\d,]* keys.*: runtime CPU per key/m,
     /^watch: time to current, \d[\d,]* keys.*: bundle CPU per key/m,
+    /^watch: time to current, full.*: nats-server CPU per key, serving each side/m,
+    /^watch: time to current, full.*: CPU per key of every process on the path/m,
     /^memory: runtime retained growth/m,
     /^watch: time to current, \d[\d,]* keys/m,
     /^watch: time to current, full/m,

@@ -1,4 +1,5 @@
 /** CPU time from `process.cpuUsage`, taken in each process over a section and sent over IPC as plain numbers. */
+import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 
 /** User plus system CPU time, in µs. */
@@ -47,4 +48,36 @@ export async function ownCpu<T>(work: () => Promise<T>): Promise<{ result: T; cp
   const before = process.cpuUsage();
   const result = await work();
   return { result, cpu: cpuSpan(before, process.cpuUsage()) };
+}
+
+/**
+ * The CPU time another process (nats-server) has spent, in µs: the sum over its threads of the time each has
+ * run (the first field of /proc/<pid>/task/<tid>/schedstat, in ns); NaN where there is no /proc.
+ * /proc/<pid>/stat would count ended threads too, but in 10 ms ticks, which a small section does not reach.
+ * Go parks its threads rather than ending them, so the live ones hold the server's time.
+ */
+export function processCpu(pid: number | undefined): CpuSpan {
+  let tasks: string[];
+  try {
+    tasks = pid === undefined ? [] : readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return Number.NaN;
+  }
+  if (tasks.length === 0) return Number.NaN;
+  let ns = 0;
+  for (const task of tasks) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1000;
+}
+
+/** `work` with the CPU time process `pid` (nats-server) spent over it. */
+export async function pidCpu<T>(pid: number | undefined, work: () => Promise<T>): Promise<{ result: T; cpu: CpuSpan }> {
+  const before = processCpu(pid);
+  const result = await work();
+  return { result, cpu: processCpu(pid) - before };
 }

@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { serverVersion } from "@mesh/local-nats";
 import { DEFAULT_LIMITS } from "@mesh/runtime-state";
 import { benchComposition } from "./compose.js";
-import { hostCpu, meshCpu, perCall } from "./cpu.js";
+import { hostCpu, meshCpu, perCall, pidCpu } from "./cpu.js";
 import { benchFleet, type FleetSizes } from "./fleet.js";
 import { getPut } from "./getput.js";
 import { Host } from "./hosts.js";
@@ -203,6 +203,7 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
   const rawHost = await startHost(world.raw, "raw-watch");
   // A host of its own, so that the raw line's process warms up on the raw client's work alone.
   const floorHost = await startHost(world.raw, "floor-watch");
+  const serverPid = world.mesh.server?.pid;
   const cases = [
     {
       bucket: BUCKETS.keys,
@@ -225,31 +226,44 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
       bundle: [] as number[],
       floorHost: [] as number[],
       floorChild: [] as number[],
+      rawServer: [] as number[],
+      floorServer: [] as number[],
+      meshServer: [] as number[],
+      rawAll: [] as number[],
+      floorAll: [] as number[],
+      meshAll: [] as number[],
     };
     for (let run = 0; run < sizes.runs; run++) {
-      const rawRun = await hostCpu(rawHost, () =>
-        phase(`raw time to current ${bucket}`, keys, () =>
-          rawHost.request<{ ms: number; entries: number }>({
-            cmd: "raw-time-to-current",
-            bucket: natsBucket(bucket),
-            expected: keys,
-          }),
+      // Each side's run with the CPU nats-server spent serving it: the pull consumer and the push one differ.
+      const { result: rawRun, cpu: rawServer } = await pidCpu(serverPid, () =>
+        hostCpu(rawHost, () =>
+          phase(`raw time to current ${bucket}`, keys, () =>
+            rawHost.request<{ ms: number; entries: number }>({
+              cmd: "raw-time-to-current",
+              bucket: natsBucket(bucket),
+              expected: keys,
+            }),
+          ),
         ),
       );
-      const floorRun = await hostCpu(floorHost, () =>
-        phase(`floor time to current ${bucket}`, keys, () =>
-          floorHost.request<{ ms: number; entries: number; childCpu: number }>({
-            cmd: "floor-time-to-current",
-            bucket: natsBucket(bucket),
-            expected: keys,
-            batchEvents: DEFAULT_LIMITS.batchEvents,
-            batchLineBytes: DEFAULT_LIMITS.batchLineBytes,
-          }),
+      const { result: floorRun, cpu: floorServer } = await pidCpu(serverPid, () =>
+        hostCpu(floorHost, () =>
+          phase(`floor time to current ${bucket}`, keys, () =>
+            floorHost.request<{ ms: number; entries: number; childCpu: number }>({
+              cmd: "floor-time-to-current",
+              bucket: natsBucket(bucket),
+              expected: keys,
+              batchEvents: DEFAULT_LIMITS.batchEvents,
+              batchLineBytes: DEFAULT_LIMITS.batchLineBytes,
+            }),
+          ),
         ),
       );
-      const meshRun = await meshCpu(runtime, "b0", () =>
-        phase(`mesh time to current ${bucket}`, keys, () =>
-          runtime.bundle<{ ms: number; puts: number }>("b0", { cmd: "time-to-current", bucket }),
+      const { result: meshRun, cpu: meshServer } = await pidCpu(serverPid, () =>
+        meshCpu(runtime, "b0", () =>
+          phase(`mesh time to current ${bucket}`, keys, () =>
+            runtime.bundle<{ ms: number; puts: number }>("b0", { cmd: "time-to-current", bucket }),
+          ),
         ),
       );
       const got = { bundle: meshRun.result.puts, raw: rawRun.result.entries, floor: floorRun.result.entries };
@@ -264,6 +278,12 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
       cpu.bundle.push(perCall(meshRun.bundle, keys));
       cpu.floorHost.push(perCall(floorRun.cpu, keys));
       cpu.floorChild.push(perCall(floorRun.result.childCpu, keys));
+      cpu.rawServer.push(perCall(rawServer, keys));
+      cpu.floorServer.push(perCall(floorServer, keys));
+      cpu.meshServer.push(perCall(meshServer, keys));
+      cpu.rawAll.push(perCall(rawRun.cpu + rawServer, keys));
+      cpu.floorAll.push(perCall(floorRun.cpu + floorRun.result.childCpu + floorServer, keys));
+      cpu.meshAll.push(perCall(meshRun.runtime + meshRun.bundle + meshServer, keys));
     }
     const mesh = median(times.mesh);
     const raw = median(times.raw);
@@ -284,11 +304,28 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
         floor: median(side === "runtime" ? cpu.floorHost : cpu.floorChild),
       });
     }
+    emit({
+      metric: `watch: time to current, ${label}: nats-server CPU per key, serving each side`,
+      unit: "µs",
+      mesh: median(cpu.meshServer),
+      raw: median(cpu.rawServer),
+      floor: median(cpu.floorServer),
+    });
+    emit({
+      metric: `watch: time to current, ${label}: CPU per key of every process on the path`,
+      unit: "µs",
+      mesh: median(cpu.meshAll),
+      raw: median(cpu.rawAll),
+      floor: median(cpu.floorAll),
+    });
   }
   note(
     `watch floor: the raw client's ordered pull consumer, its messages sent as mesh/state batches (as the runtime cuts them, one in flight) to an echo child over stdio`,
   );
   note("watch CPU floors: runtime = that sender (raw client + batching + pipe writes); bundle = the echo child");
+  note(
+    "every process on the path: mesh = runtime + bundle + nats-server; raw = the raw client + nats-server; floor = the floor's sender + its child + nats-server",
+  );
   await stopHosts([runtime, rawHost, floorHost]);
 }
 
