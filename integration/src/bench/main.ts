@@ -229,9 +229,6 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
       rawServer: [] as number[],
       floorServer: [] as number[],
       meshServer: [] as number[],
-      rawAll: [] as number[],
-      floorAll: [] as number[],
-      meshAll: [] as number[],
     };
     for (let run = 0; run < sizes.runs; run++) {
       // Each side's run with the CPU nats-server spent serving it: the pull consumer and the push one differ.
@@ -281,9 +278,6 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
       cpu.rawServer.push(perCall(rawServer, keys));
       cpu.floorServer.push(perCall(floorServer, keys));
       cpu.meshServer.push(perCall(meshServer, keys));
-      cpu.rawAll.push(perCall(rawRun.cpu + rawServer, keys));
-      cpu.floorAll.push(perCall(floorRun.cpu + floorRun.result.childCpu + floorServer, keys));
-      cpu.meshAll.push(perCall(meshRun.runtime + meshRun.bundle + meshServer, keys));
     }
     const mesh = median(times.mesh);
     const raw = median(times.raw);
@@ -314,9 +308,9 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
     emit({
       metric: `watch: time to current, ${label}: CPU per key of every process on the path`,
       unit: "µs",
-      mesh: median(cpu.meshAll),
-      raw: median(cpu.rawAll),
-      floor: median(cpu.floorAll),
+      mesh: median(runSums(cpu.runtime, cpu.bundle, cpu.meshServer)),
+      raw: median(runSums(cpu.raw, cpu.rawServer)),
+      floor: median(runSums(cpu.floorHost, cpu.floorChild, cpu.floorServer)),
     });
   }
   note(
@@ -327,6 +321,11 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
     "every process on the path: mesh = runtime + bundle + nats-server; raw = the raw client + nats-server; floor = the floor's sender + its child + nats-server",
   );
   await stopHosts([runtime, rawHost, floorHost]);
+}
+
+/** Per run, the sum of the processes' figures of that run: the median of sums, not the sum of medians. */
+function runSums(...series: number[][]): number[] {
+  return series[0]!.map((_, run) => series.reduce((sum, figures) => sum + figures[run]!, 0));
 }
 
 const RETAINED_EVERY_MS = 500;
