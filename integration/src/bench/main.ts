@@ -357,8 +357,11 @@ async function mostRetained<T>(host: Host, work: () => Promise<T>): Promise<{ re
 /** The slow consumers' pace: `slowDelayMs` per this many values, on both sides. */
 const SLOW_PER_VALUES = 256;
 
-/** What runtime-state's README recommends for the runtime's process: young-generation GC headroom kept small. */
-const RUNTIME_MEMORY_FLAGS = ["--max-semi-space-size=1"];
+/**
+ * What runtime-state's README recommends for the runtime's process: a young generation small enough to stay
+ * small, large enough that a batch's buffers die in it rather than wait in the old one (docs/perf/0010).
+ */
+const RUNTIME_MEMORY_FLAGS = ["--max-semi-space-size=2"];
 
 async function memory(world: World, sizes: Sizes, startHost: StartHost, stopHosts: StopHosts): Promise<void> {
   type Usage = { rss: number; heapTotal: number; external: number; arrayBuffers: number };
