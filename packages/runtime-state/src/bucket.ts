@@ -123,6 +123,17 @@ export class BucketClient {
     });
   }
 
+  /**
+   * The last revision whose key matches `filter` (a key or a filter with wildcards), delete markers included:
+   * 0 when the bucket holds none. A direct get in its subject form, which takes wildcards (nats-server 2.10.27,
+   * 2.12.15 and 2.15.3 answer the last matching message).
+   */
+  lastRevisionMatching(filter: string): Promise<number> {
+    const ask = (timeoutMs: number) =>
+      directGetLastReply(this.connection, this.stream, this.subject(filter), timeoutMs);
+    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => directMessageOf(reply)?.seq ?? 0);
+  }
+
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */
   async currentRevision(key: string): Promise<number> {
     const entry = await this.read(key);

@@ -230,7 +230,12 @@ class Service implements StateService, VerbHost {
     // With a hub, bundles of this runtime watching the same bucket and filter share one consumer (decision 0008).
     const hub = this.options.watchHub;
     const watch = await this.nats(target, "watch", () =>
-      hub ? hub.join(target.client.stream, filter ?? ">", options) : openWatch(new Watch(options)),
+      hub
+        ? hub.join(target.client.stream, filter ?? ">", {
+            ...options,
+            lastRevision: () => target.client.lastRevisionMatching(filter ?? ">"),
+          })
+        : openWatch(new Watch(options)),
     );
     if (this.closed) {
       await watch.stop("the service closed while the watch was starting");

@@ -1,13 +1,22 @@
+import { startTcpProxy, type TcpProxy } from "@mesh/nats-harness";
 import { describe, expect, it } from "vitest";
 import { brief, readerMembership, spawnBundle, stateServer, until, watchScene } from "../test/kit.js";
 import { createStateService } from "./service.js";
 import { WatchHub, type WatchHubOptions } from "./watch-hub.js";
 
-/** m1 writes; `count` bundles on m2 — one state connection, one hub — read notes-app.notes. */
-async function fleetScene(count: number, hubOptions: WatchHubOptions = {}) {
+/**
+ * m1 writes; `count` bundles on m2 — one state connection, one hub — read notes-app.notes. `proxy`: m2's
+ * connection goes through it (started on the scene's server by the caller's `makeProxy`).
+ */
+async function fleetScene(
+  count: number,
+  hubOptions: WatchHubOptions = {},
+  makeProxy?: (port: number) => Promise<TcpProxy>,
+) {
   const nats = await stateServer();
   const { put, del, owner } = await watchScene(nats);
-  const connection = await nats.machine("m2");
+  const proxy = makeProxy ? await makeProxy(nats.server.port) : undefined;
+  const connection = await nats.machine("m2", proxy?.url);
   const hub = new WatchHub(hubOptions);
   const services = Array.from({ length: count }, () =>
     createStateService({ connection, membership: readerMembership, watchHub: hub }),
@@ -27,7 +36,11 @@ async function fleetScene(count: number, hubOptions: WatchHubOptions = {}) {
     services,
     bundles,
     watch,
-    [Symbol.asyncDispose]: () => nats[Symbol.asyncDispose](),
+    proxy,
+    [Symbol.asyncDispose]: async () => {
+      await nats[Symbol.asyncDispose]();
+      await proxy?.[Symbol.asyncDispose]();
+    },
   };
 }
 
@@ -63,6 +76,37 @@ describe("shared watches: one consumer per bucket and filter for the bundles of 
     // Deleted at once, not left to the inactivity threshold.
     expect(await t.nats.consumerNames()).toHaveLength(0);
     expect(t.hub.sharedCount).toBe(0);
+  });
+
+  it("a joiner's `current` comes after every write acknowledged before its watch, delivered to the shared consumer or not", async () => {
+    await using t = await fleetScene(2, {}, (port) => startTcpProxy({ port }));
+    await t.put("a", 1);
+    const first = await t.watch(0);
+    await t.bundles[0]!.untilEvents(first, (events) => events.some((event) => event.type === "current"));
+    // m2's runtime hears nothing from the server now: the shared consumer's deliveries of a@2 and b@3 wait.
+    t.proxy!.hold();
+    await t.put("a", 2);
+    await t.put("b", 3);
+    const joining = t.watch(1);
+    // The joiner asks for the filter's last revision (a direct get, answered with a Nats-Sequence header), or,
+    // taking the view at once, has its events already: either way the runtime has decided how to serve it.
+    await until(
+      () =>
+        t.proxy!.heldText.includes("Nats-Sequence") ||
+        t.bundles[1]!.lines.some((line) => (line as { method?: string }).method === "mesh/state"),
+      10_000,
+      "the joiner is being served",
+    );
+    t.proxy!.release();
+    const second = await joining;
+    await t.bundles[1]!.untilEvents(second, (events) => events.some((event) => event.type === "current"));
+    expect(brief(t.bundles[1]!.events(second))).toEqual(["put a@2", "put b@3", "current"]);
+    expect(await t.nats.consumerNames()).toHaveLength(1);
+    await t.put("c", 4);
+    for (const [index, id] of [first, second].entries())
+      await t.bundles[index]!.untilEvents(id, (events) => events.at(-1)?.type === "put" && events.at(-1)?.key === "c");
+    expect(brief(t.bundles[0]!.events(first))).toEqual(["put a@1", "current", "put a@2", "put b@3", "put c@4"]);
+    expect(brief(t.bundles[1]!.events(second))).toEqual(["put a@2", "put b@3", "current", "put c@4"]);
   });
 
   it("a slow bundle holds nobody back: past its bound it goes on with its own consumer, every change once", async () => {

@@ -1,7 +1,7 @@
 import type { WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import { StoredPutEvent } from "./stored-events.js";
-import type { DeliverWatchEvents } from "./types.js";
+import type { Clock, DeliverWatchEvents } from "./types.js";
 import { eventBatches, eventBytes, type OpenWatch, Watch, type WatchOptions } from "./watch.js";
 
 /**
@@ -56,6 +56,9 @@ export class SharedWatch {
   private ended: WatchEvent | undefined;
   private stopping = false;
   private interrupted = false;
+  /** Joiners waiting for the view to reach a revision (`reach`). */
+  private readonly waiters = new Set<Waiter>();
+  private readonly clock: Clock;
 
   constructor(
     options: Omit<WatchOptions, "deliver" | "onEnded" | "onCurrent" | "resumeAfter">,
@@ -64,10 +67,14 @@ export class SharedWatch {
   ) {
     this.bounds = bounds;
     this.onIdle = onIdle;
+    this.clock = options.readerDefaults.clock;
     this.watch = new Watch({
       ...options,
       deliver: async (_id, events) => this.fanOut(events),
-      onEnded: () => this.onIdle(this),
+      onEnded: () => {
+        this.onIdle(this);
+        this.settleWaiters();
+      },
       onCurrent: (after) => {
         this.currentAfter = after;
       },
@@ -108,6 +115,50 @@ export class SharedWatch {
   }
 
   /**
+   * Waits until a joiner may take the view: live, and every revision up to `revision` reflected — the last
+   * revision matching the filter when the joiner came, so that its `current` comes after every write
+   * acknowledged before its watch, as a consumer of its own would place it (the shared consumer may not have
+   * delivered those writes yet, or may have been created before them). `"ready"`: join now. `"gone"`: the
+   * shared watch is ending; look again. `"own"`: it cannot serve this joiner (its view was dropped, or, live,
+   * it did not reach `revision` within `patienceMs`: the message was removed before delivery, or the consumer
+   * is being recovered); the joiner takes a consumer of its own.
+   */
+  reach(revision: number, patienceMs: number): Promise<"ready" | "gone" | "own"> {
+    const now = this.readiness(revision);
+    if (now !== undefined) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const waiter: Waiter = { revision, patienceMs, resolve };
+      this.waiters.add(waiter);
+      if (this.live) this.startPatience(waiter);
+    });
+  }
+
+  private readiness(revision: number): "ready" | "gone" | "own" | undefined {
+    if (this.ended !== undefined || this.stopping) return "gone";
+    if (this.view === undefined) return "own";
+    return this.live && this.revision >= revision ? "ready" : undefined;
+  }
+
+  /** Patience counts from when the view is live: before that a large initial set may take long, as for anyone. */
+  private startPatience(waiter: Waiter): void {
+    waiter.timer ??= this.clock.setTimeout(() => this.settle(waiter, "own"), waiter.patienceMs);
+  }
+
+  private settle(waiter: Waiter, outcome: "ready" | "gone" | "own"): void {
+    if (!this.waiters.delete(waiter)) return;
+    if (waiter.timer !== undefined) this.clock.clearTimeout(waiter.timer);
+    waiter.resolve(outcome);
+  }
+
+  private settleWaiters(): void {
+    for (const waiter of this.waiters) {
+      const outcome = this.readiness(waiter.revision);
+      if (outcome !== undefined) this.settle(waiter, outcome);
+      else if (this.live) this.startPatience(waiter);
+    }
+  }
+
+  /**
    * Every service of the runtime follows the connection and interrupts its watches: one reconnect reaches
    * here once per subscriber. The first marks the consumer lost; the rest, in the same turn, would mark the
    * replacement lost while it is being created.
@@ -126,6 +177,7 @@ export class SharedWatch {
     if (!this.subscribers.delete(subscriber) || this.subscribers.size > 0 || this.stopping) return;
     this.stopping = true;
     this.onIdle(this);
+    this.settleWaiters();
     await this.watch.stop("the last subscriber left");
   }
 
@@ -161,7 +213,15 @@ export class SharedWatch {
       this.viewBytes = 0;
     }
     for (const subscriber of this.subscribers) subscriber.push(events, this.revision);
+    if (this.waiters.size > 0) this.settleWaiters();
   }
+}
+
+interface Waiter {
+  revision: number;
+  patienceMs: number;
+  resolve: (outcome: "ready" | "gone" | "own") => void;
+  timer?: unknown;
 }
 
 /** One bundle's watch on a shared consumer: its own queue, its own delivery loop. */

@@ -24,8 +24,14 @@ export const DEFAULT_SHARED_WATCH_BOUNDS: SharedWatchBounds = {
   queueBytes: 8 * 1024 * 1024,
 };
 
-/** What a service passes to join: its watch as it would have opened it alone. */
-export type HubWatchOptions = Omit<WatchOptions, "onCurrent" | "resumeAfter">;
+/**
+ * What a service passes to join: its watch as it would have opened it alone, and how to read the last revision
+ * in the bucket that matches the filter (0 when none; a direct get, which a lagging replica of a replicated
+ * bucket may answer a little behind, as it answers `get`).
+ */
+export type HubWatchOptions = Omit<WatchOptions, "onCurrent" | "resumeAfter"> & {
+  lastRevision: () => Promise<number>;
+};
 
 export class WatchHub {
   private readonly shared = new Map<string, Shared>();
@@ -61,32 +67,54 @@ export class WatchHub {
 
   /**
    * Opens `options`' watch on the shared consumer of `stream` + `filter`, creating it if none is open; a
-   * watch of its own when the shared one cannot serve a joiner (its view is above the bound). Rejects as
-   * `Watch.open` does.
+   * watch of its own when the shared one cannot serve a joiner (its view is above the bound, or it did not
+   * reach the joiner's revision in time). Rejects as `Watch.open` does.
+   *
+   * The watch that creates the shared consumer gets what its own would: the consumer is made after its
+   * request. Any other joiner first reads the last revision matching the filter and waits for the view to
+   * reflect it: the consumer may have been made before a write the joiner saw acknowledged, or not have
+   * delivered it yet, and a `current` before that write would hand the bundle a value older than one it
+   * knows was replaced.
    */
   async join(stream: string, filter: string, options: HubWatchOptions): Promise<OpenWatch> {
     const key = `${stream} ${filter}`;
+    const { lastRevision, ...watchOptions } = options;
     const subscriber: SubscriberOptions = {
       id: options.id,
       deliver: options.deliver,
       logger: options.logger,
       onEnded: options.onEnded as (watch: OpenWatch) => void,
       limits: options.readerDefaults.limits,
-      ownWatch: (own) => new Watch({ ...options, ...own }),
+      ownWatch: (own) => new Watch({ ...watchOptions, ...own }),
     };
+    let mustReflect: number | undefined;
     for (;;) {
-      const shared = this.shared.get(key) ?? (await this.openShared(key, options));
+      const creating = !this.shared.has(key) && !this.opening.has(key);
+      const shared = this.shared.get(key) ?? (await this.openShared(key, watchOptions));
       // The shared watch may have ended or emptied while this joiner waited for it to open: look again.
       if (this.shared.get(key) !== shared) continue;
+      if (!creating) {
+        // Read once: a later look (the shared watch ended meanwhile) still owes the writes before the request.
+        mustReflect ??= await lastRevision().catch(() => undefined);
+        // Unread (NATS did not answer): a consumer of its own is exact, and says why if it cannot be made.
+        if (mustReflect === undefined) return this.ownWatch(watchOptions);
+        const reached = await shared.reach(mustReflect, options.readerDefaults.limits.requestTimeoutMs);
+        if (reached === "gone") continue;
+        if (reached === "own") return this.ownWatch(watchOptions);
+      }
       const joined = shared.join(subscriber);
       if (joined) return joined;
-      const own = new Watch(options);
-      await own.open();
-      return own;
+      return this.ownWatch(watchOptions);
     }
   }
 
-  private openShared(key: string, options: HubWatchOptions): Promise<Shared> {
+  private async ownWatch(options: WatchOptions): Promise<Watch> {
+    const own = new Watch(options);
+    await own.open();
+    return own;
+  }
+
+  private openShared(key: string, options: WatchOptions): Promise<Shared> {
     let opening = this.opening.get(key);
     if (opening) return opening;
     const id = `shared${this.nextShared++}`;
