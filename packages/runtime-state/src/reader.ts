@@ -91,6 +91,8 @@ export class ConsumerReader {
   private lastHeard = 0;
   private lastTime = { ms: Number.NaN, iso: "" };
   private closed = false;
+  /** The create being asked, until it is answered or given up: `close` waits for it before the delete. */
+  private creating: Promise<unknown> | undefined;
   /** Pulls in a row that found no responder, when the first of them did, and the timer of the next. */
   private unanswered: { attempts: number; sinceMs: number; timer?: unknown } | undefined;
 
@@ -123,16 +125,26 @@ export class ConsumerReader {
         error ? this.markLost(`subscription closed: ${error.message}`) : this.receive(message),
     });
     // The same name and config each time: a create asked again is answered with the consumer the first made.
+    // Never once closed: a create that reached the server after the delete would make the consumer again.
     const create = () =>
       askAgainIfUnanswered(
-        (timeoutMs) => createEphemeral(this.options.connection, stream, config, timeoutMs),
+        (timeoutMs) =>
+          this.closed
+            ? Promise.reject(new ConsumerLost("closed while its consumer was being created"))
+            : createEphemeral(this.options.connection, stream, config, timeoutMs),
         limits.requestTimeoutMs,
         this.options.clock,
       );
     const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
-    const info = await sendUntilAnswered(create, budgetMs, this.options.onNoResponders, this.options.clock);
-    this.numPendingAtCreate = info.num_pending;
-    return info.num_pending;
+    const creating = sendUntilAnswered(create, budgetMs, this.options.onNoResponders, this.options.clock);
+    this.creating = creating;
+    try {
+      const info = await creating;
+      this.numPendingAtCreate = info.num_pending;
+      return info.num_pending;
+    } finally {
+      this.creating = undefined;
+    }
   }
 
   /** The revision of the last message handed out by `take` (0 before any). */
@@ -164,6 +176,11 @@ export class ConsumerReader {
    * Drops the subscription and deletes the consumer on the server now. Never throws; resolves `false` when
    * the delete could not be made (NATS unreachable): call again once the connection is back, or
    * inactive_threshold removes it (~30 s), counted against the stream's max_consumers until then.
+   *
+   * Closed while its create is being asked, it sends no further ask and deletes once the one out is answered or
+   * timed out (at most one attempt, a quarter of the request timeout; the last, up to 1.5 quarters): sent at
+   * once, the delete could reach the server before that create, or before an ask sent after it, and the
+   * consumer be made again behind it — left until its inactivity threshold, or for good on a peer that died.
    */
   async close(): Promise<boolean> {
     this.closed = true;
@@ -173,6 +190,7 @@ export class ConsumerReader {
     this.subscription = undefined;
     this.credits = 0;
     this.wake?.();
+    await this.creating?.catch(() => undefined);
     try {
       await this.options.jsm.consumers.delete(this.options.stream, this.name);
       return true;

@@ -7,6 +7,7 @@ import {
   ownerMembership,
   readerMembership,
   stateServer,
+  until,
   watchScene,
 } from "../test/kit.js";
 import { askAgainIfUnanswered, UNANSWERED_ATTEMPTS } from "./nats-failures.js";
@@ -55,6 +56,42 @@ describe("an answer lost on the way back", () => {
     expect(openedMs).toBeGreaterThanOrEqual(attemptMs - 10);
     expect(openedMs).toBeLessThan(timeoutMs);
     expect(await nats.consumerNames()).toHaveLength(1);
+    await bundle.kill();
+  });
+
+  it("a watch stopped while its consumer is being recreated sends no create after the delete, and leaves no consumer", async () => {
+    await using nats = await stateServer();
+    const machine = await nats.machine("m2");
+    // After the first, every create reaches the server and makes the consumer, but its answer never comes back.
+    const unanswered = new Set<Promise<unknown>>();
+    let creates = 0;
+    const connection = intercepting(machine, {
+      request: (subject, payload, options) => {
+        if (!subject.startsWith("$JS.API.CONSUMER.CREATE.") || ++creates === 1)
+          return machine.request(subject, payload, options);
+        machine.request(subject, payload, options).catch(() => undefined);
+        const answer = neverAnswered(options?.timeout);
+        unanswered.add(answer);
+        answer.catch(() => unanswered.delete(answer));
+        return answer;
+      },
+    });
+    const { put, reader, bundle, watch } = await watchScene(nats, {
+      connection,
+      limits: { requestTimeoutMs: timeoutMs },
+    });
+    await put("a", 1);
+    const id = await watch();
+    await bundle.untilEvents(id, (events) => events.length === 2);
+    // The admin deletes the consumer: the watch recovers, and its create goes unanswered.
+    const [first] = await nats.consumerNames();
+    await nats.jsm.consumers.delete("KV_mod_notes-app_notes", first!);
+    await until(() => creates === 2, 10_000, "the recovery's create");
+    await reader.close();
+    // Every create asked has been given up: none can reach the server after this.
+    while (unanswered.size > 0) await Promise.allSettled([...unanswered]);
+    expect(await nats.consumerNames()).toEqual([]);
+    expect(creates).toBe(2);
     await bundle.kill();
   });
 
