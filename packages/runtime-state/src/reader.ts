@@ -178,9 +178,10 @@ export class ConsumerReader {
    * inactive_threshold removes it (~30 s), counted against the stream's max_consumers until then.
    *
    * Closed while its create is being asked, it sends no further ask and deletes once the one out is answered or
-   * timed out (at most one attempt, a quarter of the request timeout; the last, up to 1.5 quarters): sent at
-   * once, the delete could reach the server before that create, or before an ask sent after it, and the
-   * consumer be made again behind it — left until its inactivity threshold, or for good on a peer that died.
+   * timed out (at most one attempt, a quarter of the request timeout, the last up to 1.5 quarters; or the pause
+   * before a create that found no responder is sent again). Sent at once, the delete could reach the server
+   * before that create (nats-server serves API requests on several workers), or before an ask sent after it,
+   * and the consumer be made again behind it: left until its inactivity threshold (on a dead peer, until it is back).
    */
   async close(): Promise<boolean> {
     this.closed = true;
