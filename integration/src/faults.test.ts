@@ -73,8 +73,10 @@ async function expectNoConsumerAfterExit(mesh: FaultMesh, bundles: Bundle[]): Pr
     },
     10_000,
     "no consumer on the bucket after the bundles exited",
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}: ${left.length} left (${left.join(", ")})`);
+  ).catch(async (error: Error) => {
+    // What each one is tells a delete that never went from a consumer made again behind its delete.
+    const described = await mesh.consumersDescribed().catch((why: Error) => [`(not listed: ${why.message})`]);
+    throw new Error(`${error.message}: ${left.length} left at ${new Date().toISOString()}: ${described.join("; ")}`);
   });
 }
 

@@ -84,6 +84,16 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
         const list = await jsm.consumers.list(STREAM).next();
         return list.map((info) => info.name);
       },
+      /** The bucket's consumers, each with what tells where it came from: when made, where led, how far read. */
+      async consumersDescribed(): Promise<string[]> {
+        const list = await jsm.consumers.list(STREAM).next();
+        return list.map(
+          (info) =>
+            `${info.name} (created ${info.created}, leader ${info.cluster?.leader ?? "none"}, ` +
+            `start ${info.config.deliver_policy}${info.config.opt_start_seq ? ` ${info.config.opt_start_seq}` : ""}, ` +
+            `delivered up to ${info.delivered.stream_seq})`,
+        );
+      },
       /** Every message the stream holds, in revision order. */
       storedChanges: () => storedChanges(jsm),
       /** The bucket's current values, key by key, read by the admin with `get`. */
