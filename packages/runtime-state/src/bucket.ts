@@ -116,11 +116,9 @@ export class BucketClient {
    */
   private lastMessage<T>(key: string, read: (message: DirectMessage | null) => T): Promise<T> {
     const subject = this.subject(key);
-    const ask = (timeoutMs: number) => directGetLastReply(this.connection, this.stream, subject, timeoutMs);
-    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => {
-      const message = directMessageOf(reply);
-      return read(message === null || message.subject !== subject ? null : message);
-    });
+    return this.lastMatching(subject, (message) =>
+      read(message === null || message.subject !== subject ? null : message),
+    );
   }
 
   /**
@@ -129,9 +127,13 @@ export class BucketClient {
    * 2.12.15 and 2.15.3 answer the last matching message).
    */
   lastRevisionMatching(filter: string): Promise<number> {
-    const ask = (timeoutMs: number) =>
-      directGetLastReply(this.connection, this.stream, this.subject(filter), timeoutMs);
-    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => directMessageOf(reply)?.seq ?? 0);
+    return this.lastMatching(this.subject(filter), (message) => message?.seq ?? 0);
+  }
+
+  /** The last message on `subject` (wildcards allowed), asked again if unanswered, read by `read`. */
+  private lastMatching<T>(subject: string, read: (message: DirectMessage | null) => T): Promise<T> {
+    const ask = (timeoutMs: number) => directGetLastReply(this.connection, this.stream, subject, timeoutMs);
+    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => read(directMessageOf(reply)));
   }
 
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */

@@ -21,7 +21,7 @@ import { ConsumerReader, type ReaderStart } from "./reader.js";
 import { Refusals } from "./refusals.js";
 import { inboxPrefixOf } from "./requests.js";
 import type { DeliverWatchEvents, StateService, StateServiceOptions, StateVerbHandlers } from "./types.js";
-import { type OpenWatch, Watch } from "./watch.js";
+import { type OpenWatch, openWatch } from "./watch.js";
 
 /**
  * Serves the state verbs to one bundle. Everything the membership can decide is refused before NATS is
@@ -235,7 +235,7 @@ class Service implements StateService, VerbHost {
             ...options,
             lastRevision: () => target.client.lastRevisionMatching(filter ?? ">"),
           })
-        : openWatch(new Watch(options)),
+        : openWatch(options),
     );
     if (this.closed) {
       await watch.stop("the service closed while the watch was starting");
@@ -297,9 +297,4 @@ class Service implements StateService, VerbHost {
 /** The client's status iterator can be stopped (nats.js's `QueuedIterator`), though `status()` is typed as a plain iterable. */
 function hasStop(value: object): value is { stop(): void } {
   return "stop" in value && typeof value.stop === "function";
-}
-
-async function openWatch(watch: Watch): Promise<Watch> {
-  await watch.open();
-  return watch;
 }

@@ -71,10 +71,8 @@ export class SharedWatch {
     this.watch = new Watch({
       ...options,
       deliver: async (_id, events) => this.fanOut(events),
-      onEnded: () => {
-        this.onIdle(this);
-        this.settleWaiters();
-      },
+      // Waiters learn of the end from the `ended` event, which always reaches fanOut after this.
+      onEnded: () => this.onIdle(this),
       onCurrent: (after) => {
         this.currentAfter = after;
       },

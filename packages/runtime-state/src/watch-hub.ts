@@ -5,7 +5,7 @@ import {
   type SharedWatchBounds,
   type SubscriberOptions,
 } from "./shared-watch.js";
-import { type OpenWatch, Watch, type WatchOptions } from "./watch.js";
+import { type OpenWatch, openWatch, Watch, type WatchOptions } from "./watch.js";
 
 /**
  * The shared watches of one runtime (docs/decisions/0008-shared-watches.md): give every state service of
@@ -97,21 +97,15 @@ export class WatchHub {
         // Read once: a later look (the shared watch ended meanwhile) still owes the writes before the request.
         mustReflect ??= await lastRevision().catch(() => undefined);
         // Unread (NATS did not answer): a consumer of its own is exact, and says why if it cannot be made.
-        if (mustReflect === undefined) return this.ownWatch(watchOptions);
+        if (mustReflect === undefined) return openWatch(watchOptions);
         const reached = await shared.reach(mustReflect, options.readerDefaults.limits.requestTimeoutMs);
         if (reached === "gone") continue;
-        if (reached === "own") return this.ownWatch(watchOptions);
+        if (reached === "own") return openWatch(watchOptions);
       }
       const joined = shared.join(subscriber);
       if (joined) return joined;
-      return this.ownWatch(watchOptions);
+      return openWatch(watchOptions);
     }
-  }
-
-  private async ownWatch(options: WatchOptions): Promise<Watch> {
-    const own = new Watch(options);
-    await own.open();
-    return own;
   }
 
   private openShared(key: string, options: WatchOptions): Promise<Shared> {

@@ -57,6 +57,13 @@ export interface OpenWatch {
 
 const EVENT_OVERHEAD_BYTES = 128;
 
+/** A watch with a consumer of its own, created: rejects as `Watch.open` does. */
+export async function openWatch(options: WatchOptions): Promise<Watch> {
+  const watch = new Watch(options);
+  await watch.open();
+  return watch;
+}
+
 export class Watch implements OpenWatch {
   readonly id: string;
   private readonly options: WatchOptions;
