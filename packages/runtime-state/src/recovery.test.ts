@@ -1,13 +1,11 @@
-import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import {
   brief,
-  intercepting,
-  neverAnswered,
   ownerMembership,
   readerMembership,
   spawnBundle,
   stateServer,
+  unanswering,
   until,
   watchScene,
 } from "../test/kit.js";
@@ -79,21 +77,9 @@ describe("watch recovery: no change missed, no revision repeated", () => {
   });
 });
 
-/**
- * The machine's connection, except that the requests `drop` picks reach no one and are never answered: they
- * fail with the client's timeout, as a consumer create does when nats-server places the ephemeral consumer
- * on a stream peer that was just killed (kill -9 of the stream leader: about one recreate in three, measured
- * on 2.10.27 and 2.12.15), and as the delete of that consumer then does.
- */
-function unanswering(connection: NatsConnection, drop: (subject: string, payload: string) => boolean): NatsConnection {
-  return intercepting(connection, {
-    request: (subject, payload, options) => {
-      const text = typeof payload === "string" ? payload : new TextDecoder().decode(payload ?? new Uint8Array());
-      return drop(subject, text) ? neverAnswered(options?.timeout) : connection.request(subject, payload, options);
-    },
-  });
-}
-
+// A create nobody answers fails with the client's timeout, as one does when nats-server places the ephemeral
+// consumer on a stream peer that was just killed (kill -9 of the stream leader: about one recreate in three,
+// measured on 2.10.27 and 2.12.15), and as the delete of that consumer then does.
 describe("a recreate that NATS never answers (a consumer placed on a dead peer)", () => {
   it("costs the recovery one request timeout: the next attempt does not wait for the delete of it", async () => {
     await using nats = await stateServer();

@@ -1,25 +1,35 @@
 import { startTcpProxy, type TcpProxy } from "@mesh/nats-harness";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { brief, readerMembership, spawnBundle, stateServer, until, watchScene } from "../test/kit.js";
+import { brief, readerMembership, spawnBundle, stateServer, unanswering, until, watchScene } from "../test/kit.js";
 import { createStateService } from "./service.js";
+import type { StateLimits } from "./types.js";
 import { WatchHub, type WatchHubOptions } from "./watch-hub.js";
 
-/**
- * m1 writes; `count` bundles on m2 — one state connection, one hub — read notes-app.notes. `proxy`: m2's
- * connection goes through it (started on the scene's server by the caller's `makeProxy`).
- */
-async function fleetScene(
-  count: number,
-  hubOptions: WatchHubOptions = {},
-  makeProxy?: (port: number) => Promise<TcpProxy>,
-) {
+interface FleetOptions {
+  hub?: WatchHubOptions;
+  /** m2's connection goes through it (started on the scene's server). */
+  proxy?: (port: number) => Promise<TcpProxy>;
+  /** m2's connection as its services see it. */
+  connection?: (connection: NatsConnection) => NatsConnection;
+  limits?: Partial<StateLimits>;
+}
+
+/** m1 writes; `count` bundles on m2 — one state connection, one hub — read notes-app.notes. */
+async function fleetScene(count: number, options: FleetOptions = {}) {
   const nats = await stateServer();
   const { put, del, owner } = await watchScene(nats);
-  const proxy = makeProxy ? await makeProxy(nats.server.port) : undefined;
-  const connection = await nats.machine("m2", proxy?.url);
-  const hub = new WatchHub(hubOptions);
+  const proxy = options.proxy ? await options.proxy(nats.server.port) : undefined;
+  const machine = await nats.machine("m2", proxy?.url);
+  const connection = options.connection ? options.connection(machine) : machine;
+  const hub = new WatchHub(options.hub);
   const services = Array.from({ length: count }, () =>
-    createStateService({ connection, membership: readerMembership, watchHub: hub }),
+    createStateService({
+      connection,
+      membership: readerMembership,
+      watchHub: hub,
+      ...(options.limits ? { limits: options.limits } : {}),
+    }),
   );
   const bundles = services.map((service) => spawnBundle(service));
   const watch = async (index: number, filter?: string) =>
@@ -79,7 +89,7 @@ describe("shared watches: one consumer per bucket and filter for the bundles of 
   });
 
   it("a joiner's `current` comes after every write acknowledged before its watch, delivered to the shared consumer or not", async () => {
-    await using t = await fleetScene(2, {}, (port) => startTcpProxy({ port }));
+    await using t = await fleetScene(2, { proxy: (port) => startTcpProxy({ port }) });
     await t.put("a", 1);
     const first = await t.watch(0);
     await t.bundles[0]!.untilEvents(first, (events) => events.some((event) => event.type === "current"));
@@ -109,8 +119,36 @@ describe("shared watches: one consumer per bucket and filter for the bundles of 
     expect(brief(t.bundles[1]!.events(second))).toEqual(["put a@2", "put b@3", "current", "put c@4"]);
   });
 
+  it("a joiner does not wait on a view that stops short of its revision: after one request timeout it has its own consumer", async () => {
+    const requestTimeoutMs = 1_000;
+    // The shared consumer's replacement resumes by sequence; that create is never answered, so the shared watch
+    // stays in recovery (its budget is 60 s) and its view stays where the lost consumer left it.
+    const resumesNever = (connection: NatsConnection) =>
+      unanswering(
+        connection,
+        (subject, payload) => subject.startsWith("$JS.API.CONSUMER.CREATE.") && payload.includes('"by_start_sequence"'),
+      );
+    await using t = await fleetScene(2, { connection: resumesNever, limits: { requestTimeoutMs } });
+    await t.put("a", 1);
+    const first = await t.watch(0);
+    await t.bundles[0]!.untilEvents(first, (events) => events.some((event) => event.type === "current"));
+    const [shared] = await t.nats.consumerNames();
+    await t.nats.jsm.consumers.delete("KV_mod_notes-app_notes", shared!);
+    await t.put("b", 2);
+    const started = Date.now();
+    const second = await t.watch(1);
+    await t.bundles[1]!.untilEvents(second, (events) => events.some((event) => event.type === "current"), 10_000);
+    // Its patience (one request timeout) and its own consumer's start, well inside the shared watch's budget.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(requestTimeoutMs);
+    expect(brief(t.bundles[1]!.events(second))).toEqual(["put a@1", "put b@2", "current"]);
+    expect(await t.nats.consumerNames()).toHaveLength(1);
+    await t.put("c", 3);
+    await t.bundles[1]!.untilEvents(second, (events) => events.length === 4);
+    expect(brief(t.bundles[1]!.events(second))).toEqual(["put a@1", "put b@2", "current", "put c@3"]);
+  });
+
   it("a slow bundle holds nobody back: past its bound it goes on with its own consumer, every change once", async () => {
-    await using t = await fleetScene(2, { queueEvents: 3 });
+    await using t = await fleetScene(2, { hub: { queueEvents: 3 } });
     await t.put("a", 1);
     const fast = await t.watch(0);
     const slow = await t.watch(1);
@@ -137,7 +175,7 @@ describe("shared watches: one consumer per bucket and filter for the bundles of 
   });
 
   it("a view above its bound is dropped: a later joiner gets a consumer of its own, exactly as before", async () => {
-    await using t = await fleetScene(2, { cacheBytes: 100 });
+    await using t = await fleetScene(2, { hub: { cacheBytes: 100 } });
     await t.put("a", "x".repeat(200));
     const first = await t.watch(0);
     await t.bundles[0]!.untilEvents(first, (events) => events.length === 2);

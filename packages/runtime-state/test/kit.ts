@@ -225,6 +225,19 @@ export function intercepting(
   });
 }
 
+/** The connection, except that the requests `drop` picks (by subject and payload text) are never answered. */
+export function unanswering(
+  connection: NatsConnection,
+  drop: (subject: string, payload: string) => boolean,
+): NatsConnection {
+  return intercepting(connection, {
+    request: (subject, payload, options) => {
+      const text = typeof payload === "string" ? payload : new TextDecoder().decode(payload ?? new Uint8Array());
+      return drop(subject, text) ? neverAnswered(options?.timeout) : connection.request(subject, payload, options);
+    },
+  });
+}
+
 /** An answer that never comes: rejects as the client's own timeout does, after `timeoutMs` (its default 5 s). */
 export function neverAnswered(timeoutMs = 5_000): Promise<never> {
   return new Promise((_, reject) => setTimeout(() => reject(new TimeoutError()), timeoutMs));
