@@ -48,7 +48,8 @@ export class ValueCodec<V> {
 
   /** A put as the SDK hands it out: typed, or an `invalid` event carrying the error. */
   decodeEntry(entry: WireHistoryEntry): HistoryEntry<V> {
-    if (entry.type === "delete") return entry;
+    // Without a schema a checked entry (its own fields only) is already the SDK's: no copy per event.
+    if (entry.type === "delete" || this.schema === undefined) return entry as HistoryEntry<V>;
     const decoded = this.decode(entry.key, entry.value);
     const { key, revision, updated } = entry;
     if (decoded.ok) return { type: "put", key, value: decoded.value, revision, updated };

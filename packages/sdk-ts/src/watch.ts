@@ -97,6 +97,9 @@ export class WatchStream<V> implements Watch<V> {
     if (this.waiter !== undefined) {
       return Promise.reject(new Error("a watch has one consumer: next() is already pending"));
     }
+    // A queued event is handed out at once: no waiter, no promise of its own per event.
+    const event = this.takeQueued();
+    if (event !== undefined) return Promise.resolve({ done: false, value: event });
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
       this.settleWaiter();
@@ -137,11 +140,9 @@ export class WatchStream<V> implements Watch<V> {
   private settleWaiter(): void {
     const waiter = this.waiter;
     if (waiter === undefined) return;
-    this.answerTakenBatches();
-    const event = this.queue.shift();
+    const event = this.takeQueued();
     if (event !== undefined) {
       this.waiter = undefined;
-      this.handedOut();
       waiter.resolve({ done: false, value: event });
       return;
     }
@@ -157,10 +158,22 @@ export class WatchStream<V> implements Watch<V> {
     }
   }
 
+  /** The next queued event, counted out of its batch; every batch taken whole is answered first. */
+  private takeQueued(): WatchEvent<V> | undefined {
+    this.answerTakenBatches();
+    const event = this.queue.shift();
+    if (event !== undefined) this.handedOut();
+    return event;
+  }
+
   /** One event left the queue, counted against the oldest batch still held. */
   private handedOut(): void {
-    const batch = this.held.find((held) => held.remaining > 0);
-    if (batch !== undefined) batch.remaining -= 1;
+    for (const batch of this.held) {
+      if (batch.remaining > 0) {
+        batch.remaining -= 1;
+        return;
+      }
+    }
   }
 
   /** The consumer asks for more: every batch it has taken entirely is answered, so the runtime sends on. */
