@@ -2,6 +2,7 @@ import { isDeletionMarker } from "@mesh/manifest-schema";
 import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
+import type { Logger } from "pino";
 import {
   askAgainIfUnanswered,
   isApiError,
@@ -56,6 +57,8 @@ export interface ReaderOptions {
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
   onNoResponders?: (attempt: number) => void;
+  /** Where a delete NATS refused or did not answer is told (debug); silent when absent. */
+  logger?: Logger;
 }
 
 /** The consumer is gone or its deliveries were interrupted; resume after the last message taken. */
@@ -196,8 +199,15 @@ export class ConsumerReader {
       await this.options.jsm.consumers.delete(this.options.stream, this.name);
       return true;
     } catch (error) {
-      return isApiError(error, JETSTREAM_CODES.consumerNotFound);
+      if (isApiError(error, JETSTREAM_CODES.consumerNotFound)) return true;
+      this.options.logger?.debug({ consumer: this.name, err: error }, "consumer delete failed");
+      return false;
     }
+  }
+
+  /** The connection is closed for good: nothing can be asked through it any more. */
+  get connectionClosed(): boolean {
+    return this.options.connection.isClosed();
   }
 
   /** Marks the consumer lost, from outside (a reconnect: deliveries may have been dropped meanwhile). */

@@ -277,6 +277,7 @@ class Service implements StateService, VerbHost {
       headersOnly,
       limits: this.limits,
       clock: this.clock,
+      logger: this.logger,
     });
   }
 

@@ -7,6 +7,7 @@ import {
   ownerMembership,
   readerMembership,
   stateServer,
+  unanswering,
   until,
   watchScene,
 } from "../test/kit.js";
@@ -92,6 +93,27 @@ describe("an answer lost on the way back", () => {
     while (unanswered.size > 0) await Promise.allSettled([...unanswered]);
     expect(await nats.consumerNames()).toEqual([]);
     expect(creates).toBe(2);
+    await bundle.kill();
+  });
+
+  it("a stopped watch's consumer whose delete gets no answer is deleted on a later ask, long before its inactivity threshold", async () => {
+    await using nats = await stateServer();
+    let deletes = 0;
+    // The first delete never reaches the server, as one sent while a node of the stream's cluster is lost may not.
+    const connection = unanswering(
+      await nats.machine("m2"),
+      (subject) => subject.startsWith("$JS.API.CONSUMER.DELETE.") && ++deletes === 1,
+    );
+    const { put, bundle, watch } = await watchScene(nats, { connection, limits: { requestTimeoutMs: 500 } });
+    await put("a", 1);
+    const id = await watch();
+    await bundle.untilEvents(id, (events) => events.length === 2);
+    await bundle.call("mesh/state.unwatch", { watch: id });
+    expect(deletes).toBe(1);
+    expect(await nats.consumerNames()).toHaveLength(1);
+    // Asked again a second later: the server would remove it only after 30 s of inactivity.
+    await until(async () => (await nats.consumerNames()).length === 0, 5_000, "the consumer deleted");
+    expect(deletes).toBe(2);
     await bundle.kill();
   });
 

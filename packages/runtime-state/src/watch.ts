@@ -126,9 +126,36 @@ export class Watch implements OpenWatch {
     this.retries.clear();
     // A delete still out may never be answered (one sent during an outage may get none, even once the link is back):
     // asked again with the others. A consumer already gone counts as deleted.
-    const left = [this.reader, ...this.undeleted.splice(0), ...this.deleting];
-    await Promise.all(left.map((reader) => reader?.close()));
-    this.options.logger.info({ watch: this.id, why }, "watch stopped");
+    const stoppedAt = this.options.readerDefaults.clock.now();
+    const left = [this.reader, ...this.undeleted.splice(0), ...this.deleting].filter((reader) => reader !== undefined);
+    const deleted = await Promise.all(left.map((reader) => reader.close()));
+    const kept = left.filter((_, index) => !deleted[index]);
+    if (kept.length === 0) {
+      this.options.logger.info({ watch: this.id, why }, "watch stopped");
+      return;
+    }
+    this.options.logger.warn(
+      { watch: this.id, why, consumers: kept.length },
+      "watch stopped; NATS did not delete its consumer: asked again every second",
+    );
+    for (const reader of kept) this.deleteLater(reader, stoppedAt);
+  }
+
+  /**
+   * After the watch stopped, a consumer NATS did not delete (a delete unanswered after a node was lost, or the
+   * link down) is asked again every second: until it is deleted, the connection is closed, or its inactivity
+   * threshold has passed since `since` (the server removes it then). Left alone, it would count against the
+   * stream's max_consumers until then.
+   */
+  private deleteLater(reader: ConsumerReader, since: number): void {
+    const { clock, limits } = this.options.readerDefaults;
+    clock.setTimeout(() => {
+      if (reader.connectionClosed || clock.now() - since >= limits.consumerInactiveMs) return;
+      void reader.close().then((deleted) => {
+        if (deleted) this.options.logger.info({ watch: this.id, consumer: reader.name }, "consumer deleted late");
+        else this.deleteLater(reader, since);
+      });
+    }, 1_000);
   }
 
   /**
