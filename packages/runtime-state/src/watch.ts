@@ -152,7 +152,8 @@ export class Watch implements OpenWatch {
     clock.setTimeout(() => {
       if (reader.connectionClosed || clock.now() - since >= limits.consumerInactiveMs) return;
       void reader.close().then((deleted) => {
-        if (deleted) this.options.logger.info({ watch: this.id, consumer: reader.name }, "consumer deleted late");
+        if (deleted)
+          this.options.logger.info({ watch: this.id, consumer: reader.name }, "a consumer left at the stop is gone");
         else this.deleteLater(reader, since);
       });
     }, 1_000);
