@@ -148,15 +148,24 @@ export class Watch implements OpenWatch {
    * stream's max_consumers until then.
    */
   private deleteLater(reader: ConsumerReader, since: number): void {
-    const { clock, limits } = this.options.readerDefaults;
-    clock.setTimeout(() => {
-      if (reader.connectionClosed || clock.now() - since >= limits.consumerInactiveMs) return;
+    this.askAgainLater(reader, since, () => {
       void reader.close().then((deleted) => {
         if (deleted)
           this.options.logger.info({ watch: this.id, consumer: reader.name }, "a consumer left at the stop is gone");
         else this.deleteLater(reader, since);
       });
-    }, 1_000);
+    });
+  }
+
+  /**
+   * The one rule for asking again for a delete NATS did not make: `again` in a second, unless nothing can be asked
+   * any more (the connection is closed) or the consumer's inactivity threshold has passed since `since` (the
+   * server has removed it). Returns the timer, or `undefined` when there is nothing more to ask.
+   */
+  private askAgainLater(reader: ConsumerReader, since: number, again: () => void): unknown {
+    const { clock, limits } = this.options.readerDefaults;
+    if (reader.connectionClosed || clock.now() - since >= limits.consumerInactiveMs) return undefined;
+    return clock.setTimeout(again, 1_000);
   }
 
   /**
@@ -359,8 +368,8 @@ export class Watch implements OpenWatch {
 
   /**
    * Deletes a lost reader's consumer in the background; one that cannot be deleted yet (NATS down, or
-   * JetStream not ready after a restart) is kept and tried again every second, for as long as the server
-   * would keep it (its inactivity threshold), so a recovered watch leaves no consumer behind.
+   * JetStream not ready after a restart) is kept and tried again every second (`askAgainLater`), for as long as
+   * the server would keep it (its inactivity threshold), so a recovered watch leaves no consumer behind.
    */
   private forget(reader: ConsumerReader | undefined, since = this.options.readerDefaults.clock.now()): void {
     if (reader === undefined) return;
@@ -369,16 +378,14 @@ export class Watch implements OpenWatch {
       this.deleting.delete(reader);
       if (deleted || this.stopped) return;
       this.undeleted.push(reader);
-      const { clock, limits } = this.options.readerDefaults;
-      if (clock.now() - since >= limits.consumerInactiveMs) return;
-      const retry = clock.setTimeout(() => {
+      const retry = this.askAgainLater(reader, since, () => {
         this.retries.delete(retry);
         const index = this.undeleted.indexOf(reader);
         if (index === -1 || this.stopped) return;
         this.undeleted.splice(index, 1);
         this.forget(reader, since);
-      }, 1_000);
-      this.retries.add(retry);
+      });
+      if (retry !== undefined) this.retries.add(retry);
     });
   }
 
