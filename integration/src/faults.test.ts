@@ -143,7 +143,7 @@ describe("faults a mesh survives (issue 7)", () => {
     );
     const lost: string[] = [];
     for (const put of [...acknowledged, ...later]) {
-      const entry = await mesh.kv.get(put.key);
+      const entry = await mesh.get(put.key);
       if (!entry || entry.revision !== put.revision || entry.json<{ index: number }>().index !== put.index) {
         lost.push(
           `${put.key}@${put.revision} read back as ${entry ? `${entry.operation}@${entry.revision}` : "absent"}`,

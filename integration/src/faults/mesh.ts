@@ -8,7 +8,7 @@ import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { assertBuildIsFresh } from "@mesh/nats-harness";
 import type { StateLimits } from "@mesh/runtime-state";
-import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
+import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { pino } from "pino";
@@ -94,6 +94,8 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
             `delivered up to ${info.delivered.stream_seq})`,
         );
       },
+      /** The key's latest entry, read by the admin from the stream's leader (a leaderless moment waited out). */
+      get: (key: string) => onceLed(() => kv.get(key), `get ${key}`),
       /** Every message the stream holds, in revision order. */
       storedChanges: () => storedChanges(jsm),
       /** The bucket's current values, key by key, read by the admin with `get`. */
@@ -107,8 +109,34 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
   }
 }
 
+/** nats-server's answer to a JetStream request while the meta layer or the stream's group has no leader. */
+const CLUSTER_NOT_AVAILABLE = 10008;
+
+/**
+ * `read`, asked again while the server answers that the cluster has no leader. After a kill -9 the two nodes
+ * left can lose their meta leader for a moment, under the whole suite's load, long after the stream has a new
+ * leader: the checks read the bucket once there is one again (up to 15 s), rather than fail on the moment.
+ */
+async function onceLed<T>(read: () => Promise<T>, what: string): Promise<T> {
+  let result: { value: T } | undefined;
+  await waitFor(
+    async () => {
+      try {
+        result = { value: await read() };
+        return true;
+      } catch (error) {
+        if (error instanceof JetStreamApiError && error.code === CLUSTER_NOT_AVAILABLE) return false;
+        throw error;
+      }
+    },
+    15_000,
+    `${what}: an answer from a cluster with a leader`,
+  );
+  return result!.value;
+}
+
 async function storedChanges(jsm: JetStreamManager): Promise<StoredChange[]> {
-  const { state } = await jsm.streams.info(STREAM);
+  const { state } = await onceLed(() => jsm.streams.info(STREAM), `info ${STREAM}`);
   const changes: StoredChange[] = [];
   if (state.messages === 0) return changes;
   for (let revision = state.first_seq; revision <= state.last_seq; revision++) {
@@ -130,7 +158,7 @@ async function storedChanges(jsm: JetStreamManager): Promise<StoredChange[]> {
 async function currentValues(jsm: JetStreamManager, kv: KV) {
   const values = new Map<string, { value: unknown; revision: number }>();
   for (const key of new Set((await storedChanges(jsm)).map((change) => change.key))) {
-    const entry = await kv.get(key);
+    const entry = await onceLed(() => kv.get(key), `get ${key}`);
     if (entry && entry.operation === "PUT") values.set(key, { value: entry.json(), revision: entry.revision });
   }
   return values;
