@@ -119,19 +119,23 @@ const CLUSTER_NOT_AVAILABLE = 10008;
  */
 async function onceLed<T>(read: () => Promise<T>, what: string): Promise<T> {
   let result: { value: T } | undefined;
-  await waitFor(
+  let refusals = 0;
+  const waitedMs = await waitFor(
     async () => {
       try {
         result = { value: await read() };
         return true;
       } catch (error) {
-        if (error instanceof JetStreamApiError && error.code === CLUSTER_NOT_AVAILABLE) return false;
-        throw error;
+        if (!(error instanceof JetStreamApiError && error.code === CLUSTER_NOT_AVAILABLE)) throw error;
+        refusals++;
+        return false;
       }
     },
     15_000,
     `${what}: an answer from a cluster with a leader`,
   );
+  // Said, so a run shows how often and how long the cluster was without a leader.
+  if (refusals > 0) console.log(`${what}: ${refusals} times no leader, answered after ${waitedMs.toFixed(0)} ms`);
   return result!.value;
 }
 
