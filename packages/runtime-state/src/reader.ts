@@ -200,7 +200,10 @@ export class ConsumerReader {
       return true;
     } catch (error) {
       if (isApiError(error, JETSTREAM_CODES.consumerNotFound)) return true;
-      this.options.logger?.debug({ consumer: this.name, err: error }, "consumer delete failed");
+      this.options.logger?.debug(
+        { stream: this.options.stream, consumer: this.name, err: error },
+        "consumer delete failed",
+      );
       return false;
     }
   }
