@@ -81,12 +81,12 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
         return bundle;
       },
       async consumerNames(): Promise<string[]> {
-        const list = await jsm.consumers.list(STREAM).next();
+        const list = await onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
         return list.map((info) => info.name);
       },
       /** The bucket's consumers, each with what tells where it came from: when made, where led, how far read. */
       async consumersDescribed(): Promise<string[]> {
-        const list = await jsm.consumers.list(STREAM).next();
+        const list = await onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
         return list.map(
           (info) =>
             `${info.name} (created ${info.created}, leader ${info.cluster?.leader ?? "none"}, ` +
@@ -113,9 +113,10 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
 const CLUSTER_NOT_AVAILABLE = 10008;
 
 /**
- * `read`, asked again while the server answers that the cluster has no leader. After a kill -9 the two nodes
- * left can lose their meta leader for a moment, under the whole suite's load, long after the stream has a new
- * leader: the checks read the bucket once there is one again (up to 15 s), rather than fail on the moment.
+ * `read`, asked again while the server answers that the cluster has no leader (the meta layer's or the stream's).
+ * After a kill -9, under the whole suite's load, the two nodes left can be without one for a moment, after the
+ * stream has had a new leader: the checks read the bucket and list its consumers once there is one again (up to
+ * 15 s), rather than fail on the moment.
  */
 async function onceLed<T>(read: () => Promise<T>, what: string): Promise<T> {
   let result: { value: T } | undefined;
