@@ -107,7 +107,8 @@ it("the bench runs every section with tiny sizes and prints every figure with a 
     /^fleet of .*: one change to .* watchers, p99/m,
     /^fleet of .*: machine N \+ 1's time to current/m,
     /^fleet of .*: server RSS per watching machine/m,
-    /^fleet of .*: views equal to the bucket after the restart/m,
+    /^fleet of .*: views equal to the bucket after the fault/m,
+    /^fleet of .*: machines whose watch recovered/m,
   ]) {
     expect(metrics).toMatch(expected);
   }

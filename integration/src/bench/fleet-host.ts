@@ -8,6 +8,7 @@ import process from "node:process";
 import { createStateService, WatchHub } from "@mesh/runtime-state";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
+import { type Logger, pino } from "pino";
 import { IpcPeer } from "./ipc.js";
 import { LineBundle } from "./line-bundle.js";
 import { wallClock } from "./workload.js";
@@ -19,9 +20,21 @@ interface Machine {
   connection: NatsConnection;
   hub: WatchHub;
   bundles: LineBundle[];
+  logger: Logger;
 }
 
 const machines: Machine[] = [];
+/** The machines here whose watch logged "watch recovering": how many a fault reached. */
+const recovered = new Set<string>();
+const logger = pino(
+  { level: "warn" },
+  {
+    write(line: string) {
+      const entry = JSON.parse(line) as { msg?: string; machine?: string };
+      if (entry.msg === "watch recovering" && entry.machine !== undefined) recovered.add(entry.machine);
+    },
+  },
+);
 /** Arrivals of each tick key in this process, sent up once every bundle here has it. */
 const arrivals = new Map<string, number[]>();
 let watchers = 0;
@@ -47,10 +60,11 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
     case "memory":
       return usage();
     case "connect": {
-      const { url, credentials } = request as unknown as { url: string; credentials: Credentials[] };
+      const { servers, credentials } = request as unknown as { servers: string[]; credentials: Credentials[] };
       for (const who of credentials) {
+        // Every node's URL, in the client's random order: a cluster's machines spread over its nodes.
         const connection = await connect({
-          servers: url,
+          servers,
           user: who.user,
           pass: who.pass,
           inboxPrefix: who.inboxPrefix,
@@ -59,7 +73,9 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
           maxReconnectAttempts: -1,
           reconnectTimeWait: 250,
         });
-        machines.push({ connection, hub: new WatchHub(), bundles: [] });
+        // The machine's shared watch logs through its hub; its services log their own watches.
+        const machineLogger = logger.child({ machine: who.user });
+        machines.push({ connection, hub: new WatchHub({ logger: machineLogger }), bundles: [], logger: machineLogger });
       }
       return usage();
     }
@@ -81,6 +97,7 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
               connection: machine.connection,
               membership,
               watchHub: machine.hub,
+              logger: machine.logger,
             });
             const bundle = new LineBundle(service, tickArrived);
             machine.bundles.push(bundle);
@@ -113,6 +130,8 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
         }),
       );
     }
+    case "recovered":
+      return recovered.size;
     case "has":
       return machines.reduce(
         (count, machine) => count + machine.bundles.filter((bundle) => bundle.view.has(String(request.key))).length,

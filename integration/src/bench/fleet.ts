@@ -3,7 +3,9 @@
  * composed grant), its own `WatchHub` and B bundles watching the bucket — so one consumer per machine. The
  * machines live in a few fleet-host processes (fleet-host.ts); the server is dev-mesh's, with N + 1
  * machine users. With `restart`, the server is killed under the watching fleet and started again on the
- * same port and store (file storage), and every bundle's view is checked against the bucket.
+ * same port and store (file storage), and every bundle's view is checked against the bucket. With `nodes: 3`
+ * the fleet watches an R3 bucket of a three-node cluster, its machines spread over the nodes, and the fault is
+ * a kill -9 of the bucket's stream leader, which stays down.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -26,6 +28,12 @@ const BUCKET = bucketName(MODULE, LOCAL);
 const STREAM = streamName(BUCKET);
 /** How long the first change after a restart may take to reach every watcher before the run counts who has it. */
 export const RECOVERY_WAIT_MS = 120_000;
+/**
+ * How long the count of consumers may take to come back to one per machine after a fault: a lost consumer whose
+ * delete nobody answers (its node is down) is asked again every second, and the server drops it at its
+ * inactivity threshold (30 s) anyway.
+ */
+const CONSUMERS_SETTLE_MS = 35_000;
 const hostScript = fileURLToPath(new URL("./bench-fleet-host.js", import.meta.url));
 
 export interface FleetSizes {
@@ -37,8 +45,10 @@ export interface FleetSizes {
   seedKeys: number;
   /** Processes the machines are spread over. */
   hosts: number;
-  /** Kill and restart the server under the watching fleet, then check every view. */
+  /** Kill and restart the server (or kill the stream leader) under the watching fleet, then check every view. */
   restart: boolean;
+  /** 1: one file-backed server; 3: a three-node cluster and an R3 bucket. */
+  nodes: 1 | 3;
 }
 
 export interface FleetFigures {
@@ -56,7 +66,9 @@ export interface FleetFigures {
 }
 
 export interface RestartFigures {
-  /** How long the harness took to stop the server and start it again. */
+  /** What was done: the server restarted, or which node was killed. */
+  fault: string;
+  /** How long the harness took to stop the server and start it again (or to kill the node). */
   restartMs: number;
   /** From the kill to JetStream taking the first write after the restart (the writer retrying). */
   writtenMs: number;
@@ -66,10 +78,15 @@ export interface RestartFigures {
   recoveredWatchers: number;
   /** Bundles whose watch ended (`ended`: NATS did not let it resume within its recovery budget). */
   endedWatchers: number;
+  /** Machines whose watch recovered (a new consumer, logged "watch recovering"): the ones the fault reached. */
+  recoveredMachines: number;
   changesAfter: number;
   viewsMatching: number;
   doubled: number;
+  /** Consumers on the bucket once there is one per machine, or `CONSUMERS_SETTLE_MS` after the 20 changes. */
   consumersAfter: number;
+  /** How long after the 20 changes that count was reached. */
+  consumersSettledMs: number;
   consumersAfterStop: number;
 }
 
@@ -121,8 +138,10 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
     users: { raw },
     name: "fleet",
     raise: { fleetSize: machines + 1 },
+    nodes: sizes.nodes,
   });
-  const server = mesh.server!;
+  const servers = mesh.cluster?.nodes ?? [mesh.server!];
+  const serverRss = () => servers.reduce((total, node) => total + rssOf(node.pid), 0);
   const credentials = (user: string): Credentials => {
     const { user: name, password, inboxPrefix } = mesh.credentials(user);
     return { user: name, pass: password, inboxPrefix };
@@ -158,14 +177,14 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
   const figures = {} as FleetFigures;
   try {
-    const serverBase = rssOf(server.pid);
+    const serverBase = serverRss();
     const hostBase = sum((await all<Usage>({ cmd: "memory" })).map((usage) => usage.rss));
     const connected = await all<Usage>((index) => ({
       cmd: "connect",
-      url: server.url,
+      servers: mesh.urls,
       credentials: slices[index]!.map(credentials),
     }));
-    const serverConnected = rssOf(server.pid);
+    const serverConnected = serverRss();
     started = performance.now();
     const watched = await all<Usage & { shared: number; heldBytes: number }>({
       cmd: "watch",
@@ -174,7 +193,7 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
       bundlesPerMachine,
     });
     figures.fleetWatchMs = performance.now() - started;
-    const serverWatching = rssOf(server.pid);
+    const serverWatching = serverRss();
     figures.shared = sum(watched.map((host) => host.shared));
     figures.heldBytesPerShared = sum(watched.map((host) => host.heldBytes)) / figures.shared;
     figures.serverRssPerMachine = {
@@ -225,11 +244,16 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
         });
       });
       const sent = wallClock();
-      // After a restart the first write is retried until JetStream takes it (a lost ack may store it twice:
-      // the views are checked against the bucket, not against a count of writes).
+      // After a fault the first write is retried until JetStream takes it (a lost ack may store it twice:
+      // the views are checked against the bucket, not against a count of writes), each try given 1 s rather
+      // than the client's 5 s, so when JetStream took it is known to within a second.
       for (const until = Date.now() + retryMs; ; ) {
         try {
-          await js.publish(`$KV.${BUCKET}.${key}`, JSON.stringify(benchValue(index)));
+          await js.publish(
+            `$KV.${BUCKET}.${key}`,
+            JSON.stringify(benchValue(index)),
+            retryMs > 0 ? { timeout: 1_000 } : undefined,
+          );
           break;
         } catch (error) {
           if (Date.now() >= until) throw error;
@@ -284,7 +308,21 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
     rawJoin.stop();
     figures.joiner = { ms: joinMs, rawMs: rawJoinMs, keys };
 
-    if (sizes.restart) figures.restart = await restartUnderFleet(server, hosts, change, jsm, kv);
+    if (sizes.restart) {
+      const fault: Fault = mesh.cluster
+        ? async () => {
+            const leader = (await jsm.streams.info(STREAM)).cluster?.leader;
+            const node = mesh.cluster!.nodes.find((candidate) => candidate.name === leader);
+            if (!node) throw new Error(`the stream ${STREAM} has no leader to kill (${leader})`);
+            await node.kill();
+            return `${leader}, the stream leader, killed -9 and left down`;
+          }
+        : async () => {
+            await mesh.server!.restart();
+            return "the server killed and restarted";
+          };
+      figures.restart = await faultUnderFleet(fault, hosts, change, jsm, kv, machines);
+    }
   } finally {
     await Promise.all(hosts.map((host) => host.request({ cmd: "stop" }).catch(() => undefined)));
     await Promise.all(hosts.map((host) => host.exited));
@@ -304,8 +342,11 @@ async function runtimeConsumers(jsm: Awaited<ReturnType<typeof jetstreamManager>
   return count;
 }
 
-async function restartUnderFleet(
-  server: { restart(): Promise<void>; pid: number | undefined },
+/** Does the fault; says what it did. */
+type Fault = () => Promise<string>;
+
+async function faultUnderFleet(
+  fault: Fault,
   hosts: FleetHost[],
   change: (
     key: string,
@@ -315,9 +356,10 @@ async function restartUnderFleet(
   ) => Promise<{ sent: number; acked: number; arrivals: number[]; complete: boolean }>,
   jsm: Awaited<ReturnType<typeof jetstreamManager>>,
   kv: Awaited<ReturnType<Kvm["open"]>>,
+  machines: number,
 ): Promise<RestartFigures> {
   const killed = wallClock();
-  await server.restart();
+  const what = await fault();
   const restartMs = wallClock() - killed;
   // The first change after the restart, written as soon as JetStream takes it, reaching every watcher.
   const first = await change("after.0", 0, 60_000, RECOVERY_WAIT_MS);
@@ -339,16 +381,30 @@ async function restartUnderFleet(
       ),
     )
   ).flat();
+  const settling = wallClock();
+  let consumersAfter = await runtimeConsumers(jsm);
+  while (consumersAfter !== machines && wallClock() - settling < CONSUMERS_SETTLE_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    consumersAfter = await runtimeConsumers(jsm);
+  }
+  const consumersSettledMs = wallClock() - settling;
+  const recoveredMachines = (await Promise.all(hosts.map((host) => host.request<number>({ cmd: "recovered" })))).reduce(
+    (a, b) => a + b,
+    0,
+  );
   return {
+    fault: what,
     restartMs,
     writtenMs: first.acked - killed,
     recoveredMs,
     recoveredWatchers: hasFirst,
     endedWatchers: views.filter((view) => view.ended).length,
+    recoveredMachines,
     changesAfter,
     viewsMatching: views.filter((view) => view.keys === truth.size && view.sum === truthSum).length,
     doubled: views.reduce((total, view) => total + view.doubled, 0),
-    consumersAfter: await runtimeConsumers(jsm),
+    consumersAfter,
+    consumersSettledMs,
     consumersAfterStop: Number.NaN,
   };
 }

@@ -49,7 +49,15 @@ const FULL = {
   grantIterations: 20,
   secretScanIterations: 200,
   largeOps: 40,
-  fleet: { machines: 100, bundlesPerMachine: 2, ticks: 20, seedKeys: 100, hosts: 4, restart: false } as FleetSizes,
+  fleet: {
+    machines: 100,
+    bundlesPerMachine: 2,
+    ticks: 20,
+    seedKeys: 100,
+    hosts: 4,
+    restart: false,
+    nodes: 1,
+  } as FleetSizes,
 };
 export type Sizes = typeof FULL;
 const SMOKE: Sizes = {
@@ -71,7 +79,7 @@ const SMOKE: Sizes = {
   grantIterations: 3,
   secretScanIterations: 3,
   largeOps: 4,
-  fleet: { machines: 3, bundlesPerMachine: 2, ticks: 3, seedKeys: 10, hosts: 2, restart: true },
+  fleet: { machines: 3, bundlesPerMachine: 2, ticks: 3, seedKeys: 10, hosts: 2, restart: true, nodes: 1 } as FleetSizes,
 };
 
 async function main(): Promise<void> {
@@ -85,6 +93,7 @@ async function main(): Promise<void> {
       "bundles-per-machine": { type: "string" },
       "fleet-hosts": { type: "string" },
       "fleet-restart": { type: "boolean" },
+      "fleet-nodes": { type: "string" },
     },
   });
   const sizes: Sizes = { ...(values.smoke ? SMOKE : FULL) };
@@ -97,6 +106,7 @@ async function main(): Promise<void> {
       : { bundlesPerMachine: Math.max(1, Number(values["bundles-per-machine"])) }),
     ...(values["fleet-hosts"] === undefined ? {} : { hosts: Math.max(1, Number(values["fleet-hosts"])) }),
     ...(values["fleet-restart"] === undefined ? {} : { restart: values["fleet-restart"] }),
+    ...(values["fleet-nodes"] === undefined ? {} : { nodes: fleetNodes(values["fleet-nodes"]) }),
   };
   const only = new Set((values.only?.split(",") ?? SECTIONS) as Section[]);
   for (const section of only)
@@ -563,11 +573,16 @@ async function raiseSection(world: World, sizes: Sizes): Promise<void> {
   );
 }
 
-/** The fleet runs on a server of its own (its N + 1 machine users): fleet.ts. */
+function fleetNodes(value: string): FleetSizes["nodes"] {
+  if (value === "1" || value === "3") return Number(value) as FleetSizes["nodes"];
+  throw new Error(`--fleet-nodes ${value}: 1 (one server) or 3 (a three-node cluster, the bucket R3)`);
+}
+
+/** The fleet runs on a server (or cluster) of its own (its N + 1 machine users): fleet.ts. */
 async function fleet(sizes: FleetSizes): Promise<void> {
   const figures = await benchFleet(sizes);
   const { machines, bundlesPerMachine } = sizes;
-  const fleetLabel = `fleet of ${count(machines)} machines × ${bundlesPerMachine} bundles`;
+  const fleetLabel = `fleet of ${count(machines)} machines × ${bundlesPerMachine} bundles${sizes.nodes === 3 ? " on 3 nodes (R3)" : ""}`;
   emit({
     metric: `${fleetLabel}: consumers on the bucket (raw: one per machine)`,
     unit: "consumers",
@@ -618,8 +633,9 @@ async function fleet(sizes: FleetSizes): Promise<void> {
   );
   const restart = figures.restart;
   if (!restart) return;
+  note(`the fault: ${restart.fault}`);
   emit({
-    metric: `${fleetLabel}: server killed and restarted, every watcher has the next change (raw: restart alone)`,
+    metric: `${fleetLabel}: the fault, then every watcher has the next change (raw: the fault alone)`,
     unit: "ms",
     mesh: restart.recoveredMs,
     raw: restart.restartMs,
@@ -629,7 +645,7 @@ async function fleet(sizes: FleetSizes): Promise<void> {
     `JetStream took the first write ${(restart.writtenMs / 1000).toFixed(1)} s after the kill; every watcher had it ${((restart.recoveredMs - restart.writtenMs) / 1000).toFixed(2)} s later`,
   );
   emit({
-    metric: `${fleetLabel}: watchers with the first change after the restart`,
+    metric: `${fleetLabel}: watchers with the first change after the fault`,
     unit: "watchers",
     mesh: restart.recoveredWatchers,
     raw: figures.watchers,
@@ -638,21 +654,28 @@ async function fleet(sizes: FleetSizes): Promise<void> {
       met: restart.recoveredWatchers === figures.watchers,
     },
   });
+  emit({
+    metric: `${fleetLabel}: machines whose watch recovered on a new consumer (raw: every machine)`,
+    unit: "machines",
+    mesh: restart.recoveredMachines,
+    raw: machines,
+  });
   const exact = restart.viewsMatching === figures.watchers && restart.doubled === 0;
   emit({
-    metric: `${fleetLabel}: views equal to the bucket after the restart and ${restart.changesAfter} changes`,
+    metric: `${fleetLabel}: views equal to the bucket after the fault and ${restart.changesAfter} changes`,
     unit: "watchers",
     mesh: restart.viewsMatching,
     raw: figures.watchers,
     target: { text: `all, ${restart.doubled} doubled`, met: exact },
   });
   emit({
-    metric: `${fleetLabel}: consumers after the restart (raw: one per machine)`,
+    metric: `${fleetLabel}: consumers after the fault (raw: one per machine)`,
     unit: "consumers",
     mesh: restart.consumersAfter,
     raw: machines,
     target: { text: "one per machine", met: restart.consumersAfter === machines },
   });
+  note(`consumers counted ${(restart.consumersSettledMs / 1000).toFixed(1)} s after the ${restart.changesAfter} changes`);
   emit({
     metric: `${fleetLabel}: consumers left once the fleet stopped (raw: none)`,
     unit: "consumers",
