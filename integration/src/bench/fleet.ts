@@ -26,7 +26,7 @@ const MODULE = "fleet-app";
 const LOCAL = "fleet";
 const BUCKET = bucketName(MODULE, LOCAL);
 const STREAM = streamName(BUCKET);
-/** How long the first change after a restart may take to reach every watcher before the run counts who has it. */
+/** How long the first change after a fault may take to reach every watcher before the run counts who has it. */
 export const RECOVERY_WAIT_MS = 120_000;
 /**
  * How long the count of consumers may take to come back to one per machine after a fault: a lost consumer whose
@@ -70,9 +70,9 @@ export interface RestartFigures {
   fault: string;
   /** How long the harness took to stop the server and start it again (or to kill the node). */
   restartMs: number;
-  /** From the kill to JetStream taking the first write after the restart (the writer retrying). */
+  /** From the kill to JetStream taking the first write after it (the writer retrying). */
   writtenMs: number;
-  /** From the kill to every bundle holding the first change written after the restart (NaN: not all did). */
+  /** From the kill to every bundle holding the first change written after it (NaN: not all did). */
   recoveredMs: number;
   /** Bundles holding that change once every bundle had it or `RECOVERY_WAIT_MS` passed. */
   recoveredWatchers: number;
@@ -229,7 +229,7 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
       let complete = false;
       const all = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
-          // After a restart, what did arrive is the figure: the caller counts the rest from the hosts.
+          // After a fault, what did arrive is the figure: the caller counts the rest from the hosts.
           if (retryMs > 0) resolve();
           else reject(new Error(`${key} reached ${arrivals.length} of ${figures.watchers} watchers in ${waitMs} ms`));
         }, waitMs);
@@ -361,7 +361,7 @@ async function faultUnderFleet(
   const killed = wallClock();
   const what = await fault();
   const restartMs = wallClock() - killed;
-  // The first change after the restart, written as soon as JetStream takes it, reaching every watcher.
+  // The first change after the fault, written as soon as JetStream takes it, reaching every watcher.
   const first = await change("after.0", 0, 60_000, RECOVERY_WAIT_MS);
   const hasFirst = (
     await Promise.all(hosts.map((host) => host.request<number>({ cmd: "has", key: "after.0" })))
