@@ -675,7 +675,9 @@ async function fleet(sizes: FleetSizes): Promise<void> {
     raw: machines,
     target: { text: "one per machine", met: restart.consumersAfter === machines },
   });
-  note(`consumers counted ${(restart.consumersSettledMs / 1000).toFixed(1)} s after the ${restart.changesAfter} changes`);
+  note(
+    `consumers counted ${(restart.consumersSettledMs / 1000).toFixed(1)} s after the ${restart.changesAfter} changes`,
+  );
   emit({
     metric: `${fleetLabel}: consumers left once the fleet stopped (raw: none)`,
     unit: "consumers",
