@@ -9,7 +9,7 @@ import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { assertBuildIsFresh } from "@mesh/nats-harness";
 import type { StateLimits } from "@mesh/runtime-state";
 import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import { type KV, Kvm } from "@nats-io/kv";
+import { type KvEntry, Kvm } from "@nats-io/kv";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { pino } from "pino";
 
@@ -58,6 +58,8 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
     const admin = await world.connect("admin", reconnecting);
     const jsm = await jetstreamManager(admin);
     const kv = await new Kvm(admin).open(BUCKET);
+    /** The key's latest entry, read by the admin from the stream's leader (a leaderless moment waited out). */
+    const get = (key: string) => onceLed(() => kv.get(key), `get ${key}`);
     const mesh = {
       server,
       cluster,
@@ -94,12 +96,11 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
             `delivered up to ${info.delivered.stream_seq})`,
         );
       },
-      /** The key's latest entry, read by the admin from the stream's leader (a leaderless moment waited out). */
-      get: (key: string) => onceLed(() => kv.get(key), `get ${key}`),
+      get,
       /** Every message the stream holds, in revision order. */
       storedChanges: () => storedChanges(jsm),
       /** The bucket's current values, key by key, read by the admin with `get`. */
-      currentValues: () => currentValues(jsm, kv),
+      currentValues: () => currentValues(jsm, get),
       [Symbol.asyncDispose]: cleanup,
     };
     return mesh;
@@ -160,10 +161,10 @@ async function storedChanges(jsm: JetStreamManager): Promise<StoredChange[]> {
 
 // Keys come from the stream by direct get, not `kv.keys()`: that would leave a consumer behind for five
 // minutes, and the crash-loop test counts consumers.
-async function currentValues(jsm: JetStreamManager, kv: KV) {
+async function currentValues(jsm: JetStreamManager, get: (key: string) => Promise<KvEntry | null>) {
   const values = new Map<string, { value: unknown; revision: number }>();
   for (const key of new Set((await storedChanges(jsm)).map((change) => change.key))) {
-    const entry = await onceLed(() => kv.get(key), `get ${key}`);
+    const entry = await get(key);
     if (entry && entry.operation === "PUT") values.set(key, { value: entry.json(), revision: entry.revision });
   }
   return values;
