@@ -24,14 +24,18 @@ interface Machine {
 }
 
 const machines: Machine[] = [];
-/** The machines here whose watch logged "watch recovering": how many a fault reached. */
-const recovered = new Set<string>();
+/**
+ * Each machine's first "watch recovering" here: why (digits as #) and when (wall clock). Which machines a fault
+ * reached, how each learned of it, and how soon.
+ */
+const recoveries = new Map<string, { reason: string; at: number }>();
 const logger = pino(
   { level: "warn" },
   {
     write(line: string) {
-      const entry = JSON.parse(line) as { msg?: string; machine?: string };
-      if (entry.msg === "watch recovering" && entry.machine !== undefined) recovered.add(entry.machine);
+      const entry = JSON.parse(line) as { msg?: string; machine?: string; reason?: string };
+      if (entry.msg !== "watch recovering" || entry.machine === undefined || recoveries.has(entry.machine)) return;
+      recoveries.set(entry.machine, { reason: String(entry.reason).replace(/\d+/g, "#"), at: wallClock() });
     },
   },
 );
@@ -130,8 +134,8 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
         }),
       );
     }
-    case "recovered":
-      return recovered.size;
+    case "recoveries":
+      return [...recoveries.values()];
     case "has":
       return machines.reduce(
         (count, machine) => count + machine.bundles.filter((bundle) => bundle.view.has(String(request.key))).length,

@@ -80,6 +80,8 @@ export interface RestartFigures {
   endedWatchers: number;
   /** Machines whose watch recovered (a new consumer, logged "watch recovering"): the ones the fault reached. */
   recoveredMachines: number;
+  /** Those machines by the reason of their first recovery: how many, and when they began it after the kill. */
+  recoveryReasons: { reason: string; machines: number; p50Ms: number; lastMs: number }[];
   changesAfter: number;
   viewsMatching: number;
   doubled: number;
@@ -388,10 +390,19 @@ async function faultUnderFleet(
     consumersAfter = await runtimeConsumers(jsm);
   }
   const consumersSettledMs = wallClock() - settling;
-  const recoveredMachines = (await Promise.all(hosts.map((host) => host.request<number>({ cmd: "recovered" })))).reduce(
-    (a, b) => a + b,
-    0,
-  );
+  const recoveries = (
+    await Promise.all(hosts.map((host) => host.request<{ reason: string; at: number }[]>({ cmd: "recoveries" })))
+  ).flat();
+  const byReason = new Map<string, { at: number }[]>();
+  for (const recovery of recoveries) {
+    const list = byReason.get(recovery.reason);
+    if (list) list.push(recovery);
+    else byReason.set(recovery.reason, [recovery]);
+  }
+  const recoveryReasons = [...byReason].map(([reason, list]) => {
+    const after = list.map((recovery) => recovery.at - killed);
+    return { reason, machines: list.length, p50Ms: quantile(after, 0.5), lastMs: Math.max(...after) };
+  });
   return {
     fault: what,
     restartMs,
@@ -399,7 +410,8 @@ async function faultUnderFleet(
     recoveredMs,
     recoveredWatchers: hasFirst,
     endedWatchers: views.filter((view) => view.ended).length,
-    recoveredMachines,
+    recoveredMachines: recoveries.length,
+    recoveryReasons,
     changesAfter,
     viewsMatching: views.filter((view) => view.keys === truth.size && view.sum === truthSum).length,
     doubled: views.reduce((total, view) => total + view.doubled, 0),

@@ -660,6 +660,10 @@ async function fleet(sizes: FleetSizes): Promise<void> {
     mesh: restart.recoveredMachines,
     raw: machines,
   });
+  for (const { reason, machines: count, p50Ms, lastMs } of restart.recoveryReasons)
+    note(
+      `${count} recovered on "${reason}", beginning ${(p50Ms / 1000).toFixed(2)} s after the kill at p50, ${(lastMs / 1000).toFixed(2)} s at the latest`,
+    );
   const exact = restart.viewsMatching === figures.watchers && restart.doubled === 0;
   emit({
     metric: `${fleetLabel}: views equal to the bucket after the fault and ${restart.changesAfter} changes`,
