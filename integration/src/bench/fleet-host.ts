@@ -25,17 +25,37 @@ interface Machine {
 
 const machines: Machine[] = [];
 /**
- * Each machine's first "watch recovering" here: why (digits as #) and when (wall clock). Which machines a fault
- * reached, how each learned of it, and how soon.
+ * What the runtime logged of each machine's recoveries here: the first one's reason (digits as #) and when it began,
+ * when the last one ended and how many creates they made in all. Which machines a fault reached, how each learned
+ * of it, and how long each took to be back; `failedAttempts` counts the failed creates by kind.
  */
-const recoveries = new Map<string, { reason: string; at: number }>();
+const recoveries = new Map<string, { reason: string; at: number; recoveredAt?: number; attempts: number }>();
+const failedAttempts: Record<string, number> = {};
 const logger = pino(
-  { level: "warn" },
+  { level: "info" },
   {
     write(line: string) {
-      const entry = JSON.parse(line) as { msg?: string; machine?: string; reason?: string };
-      if (entry.msg !== "watch recovering" || entry.machine === undefined || recoveries.has(entry.machine)) return;
-      recoveries.set(entry.machine, { reason: String(entry.reason).replace(/\d+/g, "#"), at: wallClock() });
+      if (!line.includes('"watch recover')) return;
+      const entry = JSON.parse(line) as {
+        msg: string;
+        machine?: string;
+        reason?: string;
+        attempts?: number;
+        kind?: string;
+      };
+      if (entry.machine === undefined) return;
+      const known = recoveries.get(entry.machine);
+      if (entry.msg === "watch recovering" && !known)
+        recoveries.set(entry.machine, {
+          reason: String(entry.reason).replace(/\d+/g, "#"),
+          at: wallClock(),
+          attempts: 0,
+        });
+      else if (entry.msg === "watch recovered" && known) {
+        known.recoveredAt = wallClock();
+        known.attempts += entry.attempts ?? 1;
+      } else if (entry.msg === "watch recovery attempt failed")
+        failedAttempts[String(entry.kind)] = (failedAttempts[String(entry.kind)] ?? 0) + 1;
     },
   },
 );
@@ -135,7 +155,7 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
       );
     }
     case "recoveries":
-      return [...recoveries.values()];
+      return { machines: [...recoveries.values()], failedAttempts };
     case "has":
       return machines.reduce(
         (count, machine) => count + machine.bundles.filter((bundle) => bundle.view.has(String(request.key))).length,

@@ -80,8 +80,19 @@ export interface RestartFigures {
   endedWatchers: number;
   /** Machines whose watch recovered (a new consumer, logged "watch recovering"): the ones the fault reached. */
   recoveredMachines: number;
-  /** Those machines by the reason of their first recovery: how many, and when they began it after the kill. */
-  recoveryReasons: { reason: string; machines: number; p50Ms: number; lastMs: number }[];
+  /**
+   * Those machines by the reason of their first recovery: how many; when, after the kill, they began it and when
+   * they were back on a new consumer (p50, latest); the most creates one made over its recoveries.
+   */
+  recoveryReasons: {
+    reason: string;
+    machines: number;
+    began: { p50Ms: number; lastMs: number };
+    back: { p50Ms: number; lastMs: number };
+    mostAttempts: number;
+  }[];
+  /** The recoveries' failed attempts, by kind (timeout, api, …), over every machine. */
+  failedAttempts: Record<string, number>;
   changesAfter: number;
   viewsMatching: number;
   doubled: number;
@@ -390,19 +401,31 @@ async function faultUnderFleet(
     consumersAfter = await runtimeConsumers(jsm);
   }
   const consumersSettledMs = wallClock() - settling;
-  const recoveries = (
-    await Promise.all(hosts.map((host) => host.request<{ reason: string; at: number }[]>({ cmd: "recoveries" })))
-  ).flat();
-  const byReason = new Map<string, { at: number }[]>();
+  type Recovery = { reason: string; at: number; recoveredAt?: number; attempts: number };
+  const logged = await Promise.all(
+    hosts.map((host) =>
+      host.request<{ machines: Recovery[]; failedAttempts: Record<string, number> }>({ cmd: "recoveries" }),
+    ),
+  );
+  const recoveries = logged.flatMap((host) => host.machines);
+  const failedAttempts: Record<string, number> = {};
+  for (const host of logged)
+    for (const [kind, count] of Object.entries(host.failedAttempts))
+      failedAttempts[kind] = (failedAttempts[kind] ?? 0) + count;
+  const byReason = new Map<string, Recovery[]>();
   for (const recovery of recoveries) {
     const list = byReason.get(recovery.reason);
     if (list) list.push(recovery);
     else byReason.set(recovery.reason, [recovery]);
   }
-  const recoveryReasons = [...byReason].map(([reason, list]) => {
-    const after = list.map((recovery) => recovery.at - killed);
-    return { reason, machines: list.length, p50Ms: quantile(after, 0.5), lastMs: Math.max(...after) };
-  });
+  const spread = (times: number[]) => ({ p50Ms: quantile(times, 0.5), lastMs: Math.max(...times) });
+  const recoveryReasons = [...byReason].map(([reason, list]) => ({
+    reason,
+    machines: list.length,
+    began: spread(list.map((recovery) => recovery.at - killed)),
+    back: spread(list.map((recovery) => (recovery.recoveredAt ?? Number.NaN) - killed)),
+    mostAttempts: Math.max(...list.map((recovery) => recovery.attempts)),
+  }));
   return {
     fault: what,
     restartMs,
@@ -412,6 +435,7 @@ async function faultUnderFleet(
     endedWatchers: views.filter((view) => view.ended).length,
     recoveredMachines: recoveries.length,
     recoveryReasons,
+    failedAttempts,
     changesAfter,
     viewsMatching: views.filter((view) => view.keys === truth.size && view.sum === truthSum).length,
     doubled: views.reduce((total, view) => total + view.doubled, 0),

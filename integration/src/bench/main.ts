@@ -660,10 +660,14 @@ async function fleet(sizes: FleetSizes): Promise<void> {
     mesh: restart.recoveredMachines,
     raw: machines,
   });
-  for (const { reason, machines: count, p50Ms, lastMs } of restart.recoveryReasons)
+  const seconds = ({ p50Ms, lastMs }: { p50Ms: number; lastMs: number }) =>
+    `${(p50Ms / 1000).toFixed(2)} s (p50) to ${(lastMs / 1000).toFixed(2)} s`;
+  for (const { reason, machines: count, began, back, mostAttempts } of restart.recoveryReasons)
     note(
-      `${count} recovered on "${reason}", beginning ${(p50Ms / 1000).toFixed(2)} s after the kill at p50, ${(lastMs / 1000).toFixed(2)} s at the latest`,
+      `${count} recovered on "${reason}": began ${seconds(began)} after the kill, back on a new consumer ${seconds(back)}, in at most ${mostAttempts} creates over its recoveries`,
     );
+  const failed = Object.entries(restart.failedAttempts).map(([kind, count]) => `${count} ${kind}`);
+  if (failed.length > 0) note(`the recoveries' failed attempts: ${failed.join(", ")}`);
   const exact = restart.viewsMatching === figures.watchers && restart.doubled === 0;
   emit({
     metric: `${fleetLabel}: views equal to the bucket after the fault and ${restart.changesAfter} changes`,
