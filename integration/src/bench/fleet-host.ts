@@ -23,13 +23,27 @@ interface Machine {
   logger: Logger;
 }
 
+/** One machine's recoveries, as the runtime logged them (wall-clock times). */
+export interface Recovery {
+  reason: string;
+  at: number;
+  recoveredAt?: number;
+  attempts: number;
+}
+
+/** What a fleet host answers to `recoveries`. */
+export interface LoggedRecoveries {
+  machines: Recovery[];
+  failedAttempts: Record<string, number>;
+}
+
 const machines: Machine[] = [];
 /**
  * What the runtime logged of each machine's recoveries here: the first one's reason (digits as #) and when it began,
  * when the last one ended and how many creates they made in all. Which machines a fault reached, how each learned
  * of it, and how long each took to be back; `failedAttempts` counts the failed creates by kind.
  */
-const recoveries = new Map<string, { reason: string; at: number; recoveredAt?: number; attempts: number }>();
+const recoveries = new Map<string, Recovery>();
 const failedAttempts: Record<string, number> = {};
 const logger = pino(
   { level: "info" },
@@ -155,7 +169,7 @@ const parent = new IpcPeer(process as never, async (request: Request) => {
       );
     }
     case "recoveries":
-      return { machines: [...recoveries.values()], failedAttempts };
+      return { machines: [...recoveries.values()], failedAttempts } satisfies LoggedRecoveries;
     case "has":
       return machines.reduce(
         (count, machine) => count + machine.bundles.filter((bundle) => bundle.view.has(String(request.key))).length,

@@ -17,6 +17,7 @@ import { bucketName, type Membership, parseCatalogue, streamName } from "@mesh/m
 import { createStateService, WatchHub } from "@mesh/runtime-state";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
+import type { LoggedRecoveries, Recovery } from "./fleet-host.js";
 import { IpcPeer } from "./ipc.js";
 import { LineBundle } from "./line-bundle.js";
 import { benchValue, median, quantile, wallClock } from "./workload.js";
@@ -401,12 +402,7 @@ async function faultUnderFleet(
     consumersAfter = await runtimeConsumers(jsm);
   }
   const consumersSettledMs = wallClock() - settling;
-  type Recovery = { reason: string; at: number; recoveredAt?: number; attempts: number };
-  const logged = await Promise.all(
-    hosts.map((host) =>
-      host.request<{ machines: Recovery[]; failedAttempts: Record<string, number> }>({ cmd: "recoveries" }),
-    ),
-  );
+  const logged = await Promise.all(hosts.map((host) => host.request<LoggedRecoveries>({ cmd: "recoveries" })));
   const recoveries = logged.flatMap((host) => host.machines);
   const failedAttempts: Record<string, number> = {};
   for (const host of logged)
