@@ -49,8 +49,13 @@ describe("startCluster", () => {
           { what: "a new R3 stream leader", timeoutMs: 30_000, intervalMs: 50, logTail: () => victim.logTail() },
         );
         expect(info.state.messages).toBe(10);
-        const message = await survivorJsm.streams.getMessage("R3", { seq: 10 });
-        expect(message?.string()).toBe("message 9");
+        // The two left can be without a leader for a moment after the kill and refuse a read then (10008,
+        // docs/MEASURED.md §16): asked again, as the info above is.
+        const message = await pollUntil(
+          () => survivorJsm.streams.getMessage("R3", { seq: 10 }).catch(() => undefined),
+          { what: "message 10 read from the survivors", timeoutMs: 30_000, intervalMs: 50 },
+        );
+        expect(message.string()).toBe("message 9");
         await jetstream(survivorConnection).publish("r3.after", "while one node is down");
 
         await victim.restart();
@@ -58,7 +63,8 @@ describe("startCluster", () => {
         // It rejoins: the stream reports it as a current replica again, holding all 11 messages.
         await pollUntil(
           async () => {
-            const current = await survivorJsm.streams.info("R3");
+            const current = await survivorJsm.streams.info("R3").catch(() => undefined);
+            if (!current) return undefined;
             const replica = current.cluster?.replicas?.find((peer) => peer.name === victim.name);
             return replica?.current && !replica.offline && current.state.messages === 11 ? true : undefined;
           },
