@@ -52,8 +52,17 @@ describe("startCluster", () => {
         // The two left can be without a leader for a moment after the kill and refuse a read then (10008,
         // docs/MEASURED.md §16): asked again, as the info above is.
         const message = await pollUntil(
-          () => survivorJsm.streams.getMessage("R3", { seq: 10 }).catch(() => undefined),
-          { what: "message 10 read from the survivors", timeoutMs: 30_000, intervalMs: 50 },
+          () =>
+            survivorJsm.streams.getMessage("R3", { seq: 10 }).then(
+              (found) => found ?? undefined,
+              () => undefined,
+            ),
+          {
+            what: "message 10 read from the survivors",
+            timeoutMs: 30_000,
+            intervalMs: 50,
+            logTail: () => victim.logTail(),
+          },
         );
         expect(message.string()).toBe("message 9");
         await jetstream(survivorConnection).publish("r3.after", "while one node is down");
