@@ -60,6 +60,8 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
     const kv = await new Kvm(admin).open(BUCKET);
     /** The key's latest entry, read by the admin from the stream's leader (a leaderless moment waited out). */
     const get = (key: string) => onceLed(() => kv.get(key), `get ${key}`);
+    /** The bucket's consumers as the admin lists them (a leaderless moment waited out). */
+    const consumers = () => onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
     const mesh = {
       server,
       cluster,
@@ -83,13 +85,11 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
         return bundle;
       },
       async consumerNames(): Promise<string[]> {
-        const list = await onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
-        return list.map((info) => info.name);
+        return (await consumers()).map((info) => info.name);
       },
       /** The bucket's consumers, each with what tells where it came from: when made, where led, how far read. */
       async consumersDescribed(): Promise<string[]> {
-        const list = await onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
-        return list.map(
+        return (await consumers()).map(
           (info) =>
             `${info.name} (created ${info.created}, leader ${info.cluster?.leader ?? "none"}, ` +
             `start ${info.config.deliver_policy}${info.config.opt_start_seq ? ` ${info.config.opt_start_seq}` : ""}, ` +
