@@ -1,5 +1,6 @@
 import { createServer, type Server, Socket } from "node:net";
 import { streamName } from "@mesh/manifest-schema";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { BUCKET, ownerMembership, stateServer } from "../test/kit.js";
 import { systemClock } from "./clock.js";
@@ -117,5 +118,34 @@ describe("reader: a pull's end is the end of that pull, against a real server", 
       await reader.close();
       await connection.close();
     }
+  });
+});
+
+describe("reader: its consumer's life in the log, against a real server", () => {
+  it("tells the create and the delete at debug, with the name the server lists", async () => {
+    await using nats = await stateServer();
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const reader = new ConsumerReader({
+      connection: await nats.machine("m1"),
+      jsm: nats.jsm,
+      inboxPrefix: "_INBOX_m1",
+      stream: streamName(BUCKET),
+      bucket: BUCKET,
+      filter: ">",
+      start: { policy: "last_per_subject" },
+      limits: resolveLimits({}),
+      clock: systemClock,
+      logger,
+    });
+    await reader.open();
+    const listed = (await nats.jsm.consumers.list(streamName(BUCKET)).next()).map((info) => info.name);
+    expect(listed).toContain(reader.name);
+    expect(await reader.close()).toBe(true);
+    const told = lines.map(({ msg, consumer, stream, start }) => ({ msg, consumer, stream, start }));
+    expect(told).toEqual([
+      { msg: "consumer created", consumer: reader.name, stream: streamName(BUCKET), start: "last_per_subject" },
+      { msg: "consumer deleted", consumer: reader.name, stream: streamName(BUCKET), start: undefined },
+    ]);
   });
 });

@@ -57,7 +57,7 @@ export interface ReaderOptions {
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
   onNoResponders?: (attempt: number) => void;
-  /** Where a delete NATS refused or did not answer is told (debug); silent when absent. */
+  /** Where the consumer's create and delete are told (debug), a delete NATS refused or did not answer too; silent when absent. */
   logger?: Logger;
 }
 
@@ -144,6 +144,10 @@ export class ConsumerReader {
     try {
       const info = await creating;
       this.numPendingAtCreate = info.num_pending;
+      this.options.logger?.debug(
+        { stream, consumer: this.name, start: start.policy, pending: info.num_pending },
+        "consumer created",
+      );
       return info.num_pending;
     } finally {
       this.creating = undefined;
@@ -197,6 +201,7 @@ export class ConsumerReader {
     await this.creating?.catch(() => undefined);
     try {
       await this.options.jsm.consumers.delete(this.options.stream, this.name);
+      this.options.logger?.debug({ stream: this.options.stream, consumer: this.name }, "consumer deleted");
       return true;
     } catch (error) {
       if (isApiError(error, JETSTREAM_CODES.consumerNotFound)) return true;
