@@ -17,6 +17,7 @@ import { bucketName, type Membership, parseCatalogue, streamName } from "@mesh/m
 import { createStateService, WatchHub } from "@mesh/runtime-state";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { LoggedRecoveries, Recovery } from "./fleet-host.js";
 import { IpcPeer } from "./ipc.js";
 import { LineBundle } from "./line-bundle.js";
@@ -218,7 +219,7 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
       watching: (sum(watched.map((usage) => usage.rss)) - hostBase) / machines,
       connected: (sum(connected.map((usage) => usage.rss)) - hostBase) / machines,
     };
-    figures.consumers = await runtimeConsumers(jsm);
+    figures.consumers = await runtimeConsumers(rawConnection);
     figures.watchers = machines * bundlesPerMachine;
     figures.grants = {
       composeMs,
@@ -335,25 +336,39 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
             await mesh.server!.restart();
             return "the server killed and restarted";
           };
-      figures.restart = await faultUnderFleet(fault, hosts, change, jsm, kv, machines);
+      figures.restart = await faultUnderFleet(fault, hosts, change, rawConnection, kv, machines);
     }
   } finally {
     await Promise.all(hosts.map((host) => host.request({ cmd: "stop" }).catch(() => undefined)));
     await Promise.all(hosts.map((host) => host.exited));
-    if (figures.restart) figures.restart.consumersAfterStop = await runtimeConsumers(jsm);
+    if (figures.restart) figures.restart.consumersAfterStop = await runtimeConsumers(rawConnection);
     await rawConnection.close();
   }
   return figures;
 }
 
 /**
- * The runtime's consumers on the bucket (`rs_…`). The raw client's watches in this process (`oc_…`) are not
- * counted: kv.watch() never deletes its consumer (MEASURED.md), so they linger for their inactivity threshold.
+ * The runtime's consumers on the bucket (`rs_…`): what counts against its max_consumers. The raw client's watches in
+ * this process (`oc_…`) are not counted: kv.watch() never deletes its consumer (MEASURED.md), so they linger for
+ * their inactivity threshold.
+ *
+ * Counted from `CONSUMER.NAMES`, which a cluster answers from the meta layer's assignments. Not from
+ * `jsm.consumers.list()`: a cluster's `CONSUMER.LIST` page covers 256 assignments but leaves out a consumer whose
+ * server did not answer its info within 4 s (a node just killed), while nats.js moves its offset on by the entries it
+ * got, so the next page repeats as many as were left out (nats-server `jsClusteredConsumerListRequest`, nats.js
+ * `ListerImpl`, read): after a node loss it listed one consumer twice, at the page seam (measured, 300 machines).
  */
-async function runtimeConsumers(jsm: Awaited<ReturnType<typeof jetstreamManager>>): Promise<number> {
+async function runtimeConsumers(connection: NatsConnection): Promise<number> {
   let count = 0;
-  for await (const info of jsm.consumers.list(STREAM)) if (info.name.startsWith("rs_")) count++;
-  return count;
+  for (let offset = 0; ; ) {
+    const reply = await connection.request(`$JS.API.CONSUMER.NAMES.${STREAM}`, JSON.stringify({ offset }));
+    const page = reply.json<{ total: number; consumers: string[] | null; error?: { description: string } }>();
+    if (page.error) throw new Error(`listing ${STREAM}'s consumers: ${page.error.description}`);
+    const names = page.consumers ?? [];
+    for (const name of names) if (name.startsWith("rs_")) count++;
+    offset += names.length;
+    if (names.length === 0 || offset >= page.total) return count;
+  }
 }
 
 /** Does the fault; says what it did. */
@@ -368,7 +383,7 @@ async function faultUnderFleet(
     retryMs?: number,
     waitMs?: number,
   ) => Promise<{ sent: number; acked: number; arrivals: number[]; complete: boolean }>,
-  jsm: Awaited<ReturnType<typeof jetstreamManager>>,
+  rawConnection: NatsConnection,
   kv: Awaited<ReturnType<Kvm["open"]>>,
   machines: number,
 ): Promise<RestartFigures> {
@@ -396,10 +411,10 @@ async function faultUnderFleet(
     )
   ).flat();
   const settling = wallClock();
-  let consumersAfter = await runtimeConsumers(jsm);
+  let consumersAfter = await runtimeConsumers(rawConnection);
   while (consumersAfter !== machines && wallClock() - settling < CONSUMERS_SETTLE_MS) {
     await new Promise((resolve) => setTimeout(resolve, 250));
-    consumersAfter = await runtimeConsumers(jsm);
+    consumersAfter = await runtimeConsumers(rawConnection);
   }
   const consumersSettledMs = wallClock() - settling;
   const logged = await Promise.all(hosts.map((host) => host.request<LoggedRecoveries>({ cmd: "recoveries" })));
