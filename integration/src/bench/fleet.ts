@@ -18,6 +18,7 @@ import { createStateService, WatchHub } from "@mesh/runtime-state";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { consumerNames } from "../consumer-names.js";
 import type { LoggedRecoveries, Recovery } from "./fleet-host.js";
 import { IpcPeer } from "./ipc.js";
 import { LineBundle } from "./line-bundle.js";
@@ -348,27 +349,12 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
 }
 
 /**
- * The runtime's consumers on the bucket (`rs_…`): what counts against its max_consumers. The raw client's watches in
- * this process (`oc_…`) are not counted: kv.watch() never deletes its consumer (MEASURED.md), so they linger for
- * their inactivity threshold.
- *
- * Counted from `CONSUMER.NAMES`, which a cluster answers from the meta layer's assignments. Not from
- * `jsm.consumers.list()`: a cluster's `CONSUMER.LIST` page covers 256 assignments but leaves out a consumer whose
- * server did not answer its info within 4 s (a node just killed), while nats.js moves its offset on by the entries it
- * got, so the next page repeats as many as were left out (nats-server `jsClusteredConsumerListRequest`, nats.js
- * `ListerImpl`, read): after a node loss it listed one consumer twice, at the page seam (measured, 300 machines).
+ * The runtime's consumers on the bucket (`rs_…`), from the meta layer's assignments: what counts against its
+ * max_consumers (`consumerNames`). The raw client's watches in this process (`oc_…`) are not counted: kv.watch()
+ * never deletes its consumer (MEASURED.md), so they linger for their inactivity threshold.
  */
 async function runtimeConsumers(connection: NatsConnection): Promise<number> {
-  let count = 0;
-  for (let offset = 0; ; ) {
-    const reply = await connection.request(`$JS.API.CONSUMER.NAMES.${STREAM}`, JSON.stringify({ offset }));
-    const page = reply.json<{ total: number; consumers: string[] | null; error?: { description: string } }>();
-    if (page.error) throw new Error(`listing ${STREAM}'s consumers: ${page.error.description}`);
-    const names = page.consumers ?? [];
-    for (const name of names) if (name.startsWith("rs_")) count++;
-    offset += names.length;
-    if (names.length === 0 || offset >= page.total) return count;
-  }
+  return (await consumerNames(connection, STREAM)).filter((name) => name.startsWith("rs_")).length;
 }
 
 /** Does the fault; says what it did. */

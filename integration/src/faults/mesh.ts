@@ -12,6 +12,7 @@ import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nat
 import { type KvEntry, Kvm } from "@nats-io/kv";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { pino } from "pino";
+import { consumerNames } from "../consumer-names.js";
 
 export const MODULE = "faults";
 export const BUCKET = `mod_${MODULE}_items`;
@@ -60,8 +61,8 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
     const kv = await new Kvm(admin).open(BUCKET);
     /** The key's latest entry, read by the admin from the stream's leader (a leaderless moment waited out). */
     const get = (key: string) => onceLed(() => kv.get(key), `get ${key}`);
-    /** The bucket's consumers as the admin lists them (a leaderless moment waited out). */
-    const consumers = () => onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
+    /** The bucket's consumers as the meta layer assigns them, one led by a dead node too (a leaderless moment waited out). */
+    const names = () => onceLed(() => consumerNames(admin, STREAM), `name ${STREAM}'s consumers`);
     const mesh = {
       server,
       cluster,
@@ -84,17 +85,22 @@ export async function faultMesh(options: { nodes: 1 | 3 }) {
         disposers.push(() => bundle.kill());
         return bundle;
       },
-      async consumerNames(): Promise<string[]> {
-        return (await consumers()).map((info) => info.name);
-      },
-      /** The bucket's consumers, each with what tells where it came from: when made, where led, how far read. */
+      consumerNames: names,
+      /**
+       * The bucket's consumers, each with what tells where it came from: when made, where led, how far read. One whose
+       * server did not answer (a dead node's) has its name only.
+       */
       async consumersDescribed(): Promise<string[]> {
-        return (await consumers()).map(
-          (info) =>
+        const listed = await onceLed(() => jsm.consumers.list(STREAM).next(), `list ${STREAM}'s consumers`);
+        const described = new Map(
+          listed.map((info) => [
+            info.name,
             `${info.name} (created ${info.created}, leader ${info.cluster?.leader ?? "none"}, ` +
-            `start ${info.config.deliver_policy}${info.config.opt_start_seq ? ` ${info.config.opt_start_seq}` : ""}, ` +
-            `delivered up to ${info.delivered.stream_seq})`,
+              `start ${info.config.deliver_policy}${info.config.opt_start_seq ? ` ${info.config.opt_start_seq}` : ""}, ` +
+              `delivered up to ${info.delivered.stream_seq})`,
+          ]),
         );
+        return (await names()).map((name) => described.get(name) ?? `${name} (its server did not answer)`);
       },
       get,
       /** Every message the stream holds, in revision order. */
