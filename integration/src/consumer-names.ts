@@ -1,6 +1,9 @@
 import { type ApiError, JetStreamApiError } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 
+/** What the JetStream manager gives an API request by default. */
+const API_TIMEOUT_MS = 5_000;
+
 /**
  * Every consumer of `stream`, by name, from `CONSUMER.NAMES`: in a cluster, the meta layer's assignments, what
  * counts against the stream's max_consumers, a consumer whose server is down included. Not `jsm.consumers.list()`:
@@ -13,6 +16,7 @@ export async function consumerNames(connection: NatsConnection, stream: string):
     const reply = await connection.request(
       `$JS.API.CONSUMER.NAMES.${stream}`,
       JSON.stringify({ offset: names.length }),
+      { timeout: API_TIMEOUT_MS },
     );
     const page = reply.json<{ total: number; consumers: string[] | null; error?: ApiError }>();
     if (page.error) throw new JetStreamApiError(page.error);
