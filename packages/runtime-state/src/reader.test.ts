@@ -142,10 +142,20 @@ describe("reader: its consumer's life in the log, against a real server", () => 
     const listed = (await nats.jsm.consumers.list(streamName(BUCKET)).next()).map((info) => info.name);
     expect(listed).toContain(reader.name);
     expect(await reader.close()).toBe(true);
-    const told = lines.map(({ msg, consumer, stream, start }) => ({ msg, consumer, stream, start }));
+    // Asked again (as after a delete whose answer was lost): the server no longer has it, and says so.
+    expect(await reader.close()).toBe(true);
+    const told = lines.map(({ msg, consumer, stream, start, alreadyGone }) => ({
+      msg,
+      consumer,
+      stream,
+      start,
+      alreadyGone,
+    }));
+    const stream = streamName(BUCKET);
     expect(told).toEqual([
-      { msg: "consumer created", consumer: reader.name, stream: streamName(BUCKET), start: "last_per_subject" },
-      { msg: "consumer deleted", consumer: reader.name, stream: streamName(BUCKET), start: undefined },
+      { msg: "consumer created", consumer: reader.name, stream, start: "last_per_subject", alreadyGone: undefined },
+      { msg: "consumer deleted", consumer: reader.name, stream, start: undefined, alreadyGone: undefined },
+      { msg: "consumer deleted", consumer: reader.name, stream, start: undefined, alreadyGone: true },
     ]);
   });
 });

@@ -57,7 +57,10 @@ export interface ReaderOptions {
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
   onNoResponders?: (attempt: number) => void;
-  /** Where the consumer's create and delete are told (debug), a delete NATS refused or did not answer too; silent when absent. */
+  /**
+   * Where the consumer's create and delete are told (debug), with its name as the server lists it, and a delete NATS
+   * refused or did not answer; silent when absent.
+   */
   logger?: Logger;
 }
 
@@ -204,7 +207,14 @@ export class ConsumerReader {
       this.options.logger?.debug({ stream: this.options.stream, consumer: this.name }, "consumer deleted");
       return true;
     } catch (error) {
-      if (isApiError(error, JETSTREAM_CODES.consumerNotFound)) return true;
+      if (isApiError(error, JETSTREAM_CODES.consumerNotFound)) {
+        // Gone already (an earlier delete whose answer was lost, or its inactivity threshold): told as deleted.
+        this.options.logger?.debug(
+          { stream: this.options.stream, consumer: this.name, alreadyGone: true },
+          "consumer deleted",
+        );
+        return true;
+      }
       this.options.logger?.debug(
         { stream: this.options.stream, consumer: this.name, err: error },
         "consumer delete failed",
