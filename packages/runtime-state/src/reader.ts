@@ -76,8 +76,18 @@ const STATUS_HEARTBEAT = 100;
 /** On a status that ends a pull: how many messages that pull still had to deliver. */
 const PENDING_MESSAGES_HEADER = "Nats-Pending-Messages";
 
+/** Readers made so far in this process: orders a reader against a connection drop (`readersMadeSoFar`). */
+let readersMade = 0;
+
+/** How many readers this process has made: taken at a drop, it tells the readers made before it from those after. */
+export function readersMadeSoFar(): number {
+  return readersMade;
+}
+
 export class ConsumerReader {
   readonly name = `rs_${nuid.next()}`;
+  /** This reader's place in the order readers were made (1 for the first). */
+  readonly serial = ++readersMade;
   /** Messages the consumer had to deliver when it was created. */
   numPendingAtCreate = 0;
   private readonly options: ReaderOptions;

@@ -1,5 +1,6 @@
 import { startTcpProxy } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { BUCKET, brief, stateServer, until, watchScene } from "../test/kit.js";
 
@@ -19,7 +20,21 @@ describe("a NATS reconnect alone (the server stays up, the runtime's link is cut
     const requestTimeoutMs = 1_500;
     const connection = await nats.machine("m2", proxy.url);
     const status = statusLog(connection);
-    const { reader, put, del, bundle, watch } = await watchScene(nats, { connection, limits: { requestTimeoutMs } });
+    const recovering: string[] = [];
+    const logger = pino(
+      { level: "info" },
+      {
+        write: (line: string) => {
+          const entry = JSON.parse(line) as { msg: string; watch?: string; reason?: string };
+          if (entry.msg === "watch recovering") recovering.push(`${entry.watch} ${entry.reason}`);
+        },
+      },
+    );
+    const { reader, put, del, bundle, watch } = await watchScene(nats, {
+      connection,
+      limits: { requestTimeoutMs },
+      logger,
+    });
 
     await put("a", 1);
     await put("x.1", 2);
@@ -65,6 +80,10 @@ describe("a NATS reconnect alone (the server stays up, the runtime's link is cut
       "put x.3@8",
     ]);
     expect(brief(bundle.events(some))).toEqual(["put x.1@2", "current", "put x.2@5", "put x.1@6", "put x.3@8"]);
+    // Each watch resumed once, on the disconnect: the reconnect spared the readers made after it, which lost nothing.
+    expect(recovering.sort()).toEqual(
+      [`${all} consumer lost: connection disconnect`, `${some} consumer lost: connection disconnect`].sort(),
+    );
     // The consumers the cut orphaned are deleted once the link is back, not left for inactive_threshold.
     await until(async () => (await nats.consumerNames(BUCKET)).length === 2, 5_000, "only the two watches' consumers");
     await bundle.kill();

@@ -17,7 +17,7 @@ import { deleteVerb, getVerb, historyVerb, keysVerb, putVerb, type Target, type 
 import { limitRefusal, StateRefusal } from "./errors.js";
 import { resolveLimits } from "./limits.js";
 import { refusalFromNats } from "./nats-failures.js";
-import { ConsumerReader, type ReaderStart } from "./reader.js";
+import { ConsumerReader, type ReaderStart, readersMadeSoFar } from "./reader.js";
 import { Refusals } from "./refusals.js";
 import { inboxPrefixOf } from "./requests.js";
 import type { DeliverWatchEvents, StateService, StateServiceOptions, StateVerbHandlers } from "./types.js";
@@ -281,14 +281,22 @@ class Service implements StateService, VerbHost {
     });
   }
 
-  /** A reconnect may have dropped deliveries: every watch resumes from its last revision. */
+  /**
+   * A drop may have lost deliveries: every watch resumes from its last revision, on the disconnect and again on the
+   * reconnect. The reconnect spares a watch already resuming on a reader made after the disconnect was seen: that
+   * reader lost nothing, and replacing it would cost one more consumer create, a quarter of which land on a lost
+   * node after a kill and wait a whole request timeout (docs/MEASURED.md §11).
+   */
   private followConnection(): { stop(): void } | undefined {
     const status = this.connection.status();
     void (async () => {
+      let madeBeforeDrop: number | undefined;
       for await (const event of status) {
+        if (event.type === "disconnect") madeBeforeDrop = readersMadeSoFar();
         if (event.type === "reconnect" || event.type === "disconnect") {
-          for (const watch of this.watches.values()) watch.interrupt(`connection ${event.type}`);
+          for (const watch of this.watches.values()) watch.interrupt(`connection ${event.type}`, madeBeforeDrop);
         }
+        if (event.type === "reconnect") madeBeforeDrop = undefined;
       }
     })().catch(() => undefined);
     return hasStop(status) ? status : undefined;

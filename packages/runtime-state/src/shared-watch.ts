@@ -161,13 +161,13 @@ export class SharedWatch {
    * here once per subscriber. The first marks the consumer lost; the rest, in the same turn, would mark the
    * replacement lost while it is being created.
    */
-  interrupt(why: string): void {
+  interrupt(why: string, madeUpTo?: number): void {
     if (this.interrupted) return;
     this.interrupted = true;
     setImmediate(() => {
       this.interrupted = false;
     });
-    this.watch.interrupt(why);
+    this.watch.interrupt(why, madeUpTo);
   }
 
   /** A subscriber left (unwatch, cut over, ended): the last one out deletes the consumer at once. */
@@ -267,9 +267,9 @@ export class Subscriber implements OpenWatch {
     });
   }
 
-  interrupt(why: string): void {
-    if (this.state === "shared") this.shared.interrupt(why);
-    else this.own?.interrupt(why);
+  interrupt(why: string, madeUpTo?: number): void {
+    if (this.state === "shared") this.shared.interrupt(why, madeUpTo);
+    else this.own?.interrupt(why, madeUpTo);
   }
 
   async stop(why: string): Promise<void> {

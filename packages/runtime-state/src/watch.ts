@@ -51,7 +51,12 @@ export interface WatchOptions {
 export interface OpenWatch {
   readonly id: string;
   run(): void;
-  interrupt(why: string): void;
+  /**
+   * Deliveries may have been dropped: the consumer's reader is marked lost, unless it was made after the drop
+   * (`madeUpTo`: `readersMadeSoFar()` when the drop was seen; absent: every reader). Such a reader asked for its
+   * consumer and pulled only once the connection was back, so it lost nothing to that drop.
+   */
+  interrupt(why: string, madeUpTo?: number): void;
   stop(why: string): Promise<void>;
 }
 
@@ -113,9 +118,10 @@ export class Watch implements OpenWatch {
     });
   }
 
-  /** Notes that deliveries may have been dropped (the connection was re-established). */
-  interrupt(why: string): void {
-    this.reader?.markLost(why);
+  /** Notes that deliveries may have been dropped (the connection was lost, or re-established). */
+  interrupt(why: string, madeUpTo?: number): void {
+    if (this.reader === undefined || (madeUpTo !== undefined && this.reader.serial > madeUpTo)) return;
+    this.reader.markLost(why);
   }
 
   /** Stops delivering and deletes the consumer now. */

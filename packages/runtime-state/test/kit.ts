@@ -6,6 +6,7 @@ import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
+import type { Logger } from "pino";
 import { createStateService } from "../src/service.js";
 import type { StdioHandle } from "../src/stdio.js";
 import type { StateLimits, StateService, StateServiceOptions } from "../src/types.js";
@@ -103,7 +104,7 @@ export const brief = (events: SeenEvent[]) =>
  */
 export async function watchScene(
   nats: Awaited<ReturnType<typeof stateServer>>,
-  reader: { connection?: NatsConnection; limits?: Partial<StateLimits> } = {},
+  reader: { connection?: NatsConnection; limits?: Partial<StateLimits>; logger?: Logger } = {},
   ownerOptions: { membership?: StateServiceOptions["membership"] } = {},
 ) {
   const owner = createStateService({
@@ -114,6 +115,7 @@ export async function watchScene(
     connection: reader.connection ?? (await nats.machine("m2")),
     membership: readerMembership,
     ...(reader.limits ? { limits: reader.limits } : {}),
+    ...(reader.logger ? { logger: reader.logger } : {}),
   });
   const put = (key: string, value: unknown) => owner.handle("mesh/state.put", { bucket: "notes", key, value });
   const del = (key: string) => owner.handle("mesh/state.delete", { bucket: "notes", key });
