@@ -139,8 +139,7 @@ describe("reader: its consumer's life in the log, against a real server", () => 
       logger,
     });
     await reader.open();
-    const listed = (await nats.jsm.consumers.list(streamName(BUCKET)).next()).map((info) => info.name);
-    expect(listed).toContain(reader.name);
+    expect(await nats.consumerNames()).toContain(reader.name);
     expect(await reader.close()).toBe(true);
     // Asked again (as after a delete whose answer was lost): the server no longer has it, and says so.
     expect(await reader.close()).toBe(true);
