@@ -299,6 +299,11 @@ async function watch(world: World, sizes: Sizes, startHost: StartHost, stopHosts
       floor: median(times.floor),
       ...(target === undefined ? {} : { target: { text: `≤ ${target}x`, met: mesh <= target * raw } }),
     });
+    // Each run in order: the first is every process's first watch (its code cold), the median often the second.
+    const runs = times.raw.map((rawMs, run) =>
+      [rawMs, times.floor[run]!, times.mesh[run]!].map((ms) => ms.toFixed(0)).join(" / "),
+    );
+    note(`${label}, run by run, raw / floor / mesh (ms): ${runs.join("; ")}`);
     for (const side of ["runtime", "bundle"] as const) {
       emit({
         metric: `watch: time to current, ${label}: ${side} CPU per key, vs the raw client's`,
