@@ -330,8 +330,12 @@ export async function benchFleet(sizes: FleetSizes): Promise<FleetFigures> {
             const leader = (await jsm.streams.info(STREAM)).cluster?.leader;
             const node = mesh.cluster!.nodes.find((candidate) => candidate.name === leader);
             if (!node) throw new Error(`the stream ${STREAM} has no leader to kill (${leader})`);
+            // Losing the meta leader too leaves every consumer create unanswered until a new one is elected.
+            const meta = await mesh.cluster!.metaLeader();
             await node.kill();
-            return `${leader}, the stream leader, killed -9 and left down`;
+            const metaRole =
+              meta === leader ? " and the meta leader" : `, not the meta leader (${meta ?? "none agreed"})`;
+            return `${leader}, the stream leader${metaRole}, killed -9 and left down`;
           }
         : async () => {
             await mesh.server!.restart();

@@ -17,6 +17,7 @@ describe("startCluster", () => {
     expect(cluster.nodes.map((node) => node.name)).toEqual(["n1", "n2", "n3"]);
     expect(new Set(cluster.nodes.map((node) => node.port)).size).toBe(3);
     expect(cluster.urls).toEqual(cluster.nodes.map((node) => node.url));
+    expect(cluster.nodes.map((node) => node.name)).toContain(await cluster.metaLeader());
 
     const nc = await connect({ servers: cluster.urls });
     try {
@@ -49,6 +50,14 @@ describe("startCluster", () => {
           { what: "a new R3 stream leader", timeoutMs: 30_000, intervalMs: 50, logTail: () => victim.logTail() },
         );
         expect(info.state.messages).toBe(10);
+        // The meta group has a leader among the survivors (a new one if the victim led it), as they agree.
+        const metaLeader = await pollUntil(() => cluster.metaLeader(), {
+          what: "the survivors to agree on a meta leader",
+          timeoutMs: 30_000,
+          intervalMs: 50,
+          logTail: () => victim.logTail(),
+        });
+        expect(metaLeader).not.toBe(victim.name);
         // The two left can be without a leader for a moment after the kill and refuse a read then (10008,
         // docs/MEASURED.md §16): asked again, as the info above is.
         const message = await pollUntil(

@@ -132,6 +132,11 @@ class Cluster implements ClusterHandle {
     return this.#serverNodes.map((node) => node.url);
   }
 
+  async metaLeader(): Promise<string | undefined> {
+    const running = this.#serverNodes.filter((node) => node.monitorUrl !== undefined);
+    return agreedLeader(running, await this.#views(running));
+  }
+
   /** Resolves once every given running node reports the same JetStream meta leader. */
   async waitForMetaLeader(nodes: ServerNode[]): Promise<string> {
     return pollUntil(async () => agreedLeader(nodes, await this.#views(nodes)), {

@@ -102,4 +102,9 @@ export interface ClusterHandle extends AsyncDisposable {
   readonly nodes: ClusterNode[];
   /** Every node's client URL, for `connect({ servers: cluster.urls })`. */
   readonly urls: string[];
+  /**
+   * The node leading the JetStream meta group, as every running node's `/jsz` tells it now; `undefined` while they
+   * do not agree (an election).
+   */
+  metaLeader(): Promise<string | undefined>;
 }
