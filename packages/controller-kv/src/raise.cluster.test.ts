@@ -1,29 +1,20 @@
-import { renderStateAccount } from "@mesh/grant-composer";
 import type { Manifest } from "@mesh/manifest-schema";
-import { startCluster } from "@mesh/nats-harness";
+import { pollUntil, startCluster } from "@mesh/nats-harness";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
 import {
   ADMIN_PROBE,
-  ADMIN_USER,
   type Admin,
-  CONTROLLER_USER,
   connectAdmin,
   connectController,
   disposable,
   manifest,
+  STATE_ACCOUNT_CONFIG,
 } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
 import { raise } from "./raise.js";
 import type { RaiseReport } from "./types.js";
 
-// The state account as everywhere, plus a system account used only to ask which node leads the JetStream
-// meta group: the two faults below are "a node that leads a bucket's stream is down" and "the meta leader
-// dies in the middle of a raise", and which node that is differs from run to run.
-const CONFIG = `accounts {\n  SYS { users: [{ user: "sys", password: "sys-secret" }] }\n${renderStateAccount({
-  users: [CONTROLLER_USER, ADMIN_USER],
-})}}\nsystem_account: SYS\n`;
 const TIMEOUT_MS = 2_000;
 type State = NonNullable<Manifest["state"]>;
 
@@ -56,13 +47,17 @@ async function failureOf(attempt: Promise<RaiseReport>): Promise<{ error: Contro
 }
 
 it("with a node down a raise does what it can, stops at the first timeout, reports exactly what it did not do, and the next completes it", async () => {
-  await using cluster = await startCluster({ config: CONFIG, placementProbe: ADMIN_PROBE });
+  // The two faults below are "a node that leads a bucket's stream is down" and "the meta leader dies in the middle
+  // of a raise"; which node leads the meta group differs from run to run, and the cluster tells it (each node's /jsz).
+  await using cluster = await startCluster({ config: STATE_ACCOUNT_CONFIG, placementProbe: ADMIN_PROBE });
   const urlsBut = (name: string) => cluster.nodes.filter((node) => node.name !== name).map((node) => node.url);
-  const metaLeader = async () => {
-    await using system = disposable(await connect({ servers: cluster.urls, user: "sys", pass: "sys-secret" }));
-    const reply = await system.request("$SYS.REQ.SERVER.PING.JSZ", "", { timeout: 5_000 });
-    return reply.json<{ data: { meta_cluster: { leader: string } } }>().data.meta_cluster.leader;
-  };
+  const metaLeader = () =>
+    pollUntil(() => cluster.metaLeader(), {
+      what: "the nodes to agree on a meta leader",
+      timeoutMs: 30_000,
+      intervalMs: 25,
+      logTail: () => cluster.nodes.map((node) => node.logTail(10)).join("\n"),
+    });
   await using admin = await connectAdmin(cluster.urls);
   const declared = { first: {}, second: { history: 3 } };
   const first = await (async () => {

@@ -4,11 +4,12 @@ export type {
   ClusterHandle,
   ClusterNode,
   NatsServerHandle,
+  PollOptions,
   ServerProcess,
   StartClusterOptions,
   StartServerOptions,
 } from "@mesh/local-nats";
-export { killAllTrackedSync, LocalNatsError, reservePorts, trackedPids } from "@mesh/local-nats";
+export { killAllTrackedSync, LocalNatsError, pollUntil, reservePorts, trackedPids } from "@mesh/local-nats";
 export type { FindNatsServerOptions, NatsServerSource } from "./binary.js";
 export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
 export { NatsHarnessError } from "./errors.js";
