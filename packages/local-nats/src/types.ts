@@ -104,7 +104,7 @@ export interface ClusterHandle extends AsyncDisposable {
   readonly urls: string[];
   /**
    * The node leading the JetStream meta group, as every running node's `/jsz` tells it now; `undefined` while they
-   * do not agree (an election).
+   * do not agree (an election). Just after a node is lost, the others can still name it until they notice.
    */
   metaLeader(): Promise<string | undefined>;
 }
