@@ -1,8 +1,7 @@
 import { createServer, type Server, Socket } from "node:net";
 import { streamName } from "@mesh/manifest-schema";
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { BUCKET, ownerMembership, stateServer } from "../test/kit.js";
+import { BUCKET, capturingLogger, ownerMembership, stateServer } from "../test/kit.js";
 import { systemClock } from "./clock.js";
 import { resolveLimits } from "./limits.js";
 import { ConsumerReader, type PulledMessage } from "./reader.js";
@@ -124,8 +123,7 @@ describe("reader: a pull's end is the end of that pull, against a real server", 
 describe("reader: its consumer's life in the log, against a real server", () => {
   it("tells the create and the delete at debug, with the name the server lists", async () => {
     await using nats = await stateServer();
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const { logger, entries: lines } = capturingLogger("debug");
     const reader = new ConsumerReader({
       connection: await nats.machine("m1"),
       jsm: nats.jsm,

@@ -1,8 +1,7 @@
 import { startTcpProxy } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { BUCKET, brief, stateServer, until, watchScene } from "../test/kit.js";
+import { BUCKET, brief, capturingLogger, stateServer, until, watchScene } from "../test/kit.js";
 
 /** The connection's status events as they happen, to wait on the cut and on the way back. */
 function statusLog(connection: NatsConnection): string[] {
@@ -20,16 +19,7 @@ describe("a NATS reconnect alone (the server stays up, the runtime's link is cut
     const requestTimeoutMs = 1_500;
     const connection = await nats.machine("m2", proxy.url);
     const status = statusLog(connection);
-    const recovering: string[] = [];
-    const logger = pino(
-      { level: "info" },
-      {
-        write: (line: string) => {
-          const entry = JSON.parse(line) as { msg: string; watch?: string; reason?: string };
-          if (entry.msg === "watch recovering") recovering.push(`${entry.watch} ${entry.reason}`);
-        },
-      },
-    );
+    const { logger, entries } = capturingLogger("info");
     const { reader, put, del, bundle, watch } = await watchScene(nats, {
       connection,
       limits: { requestTimeoutMs },
@@ -81,6 +71,9 @@ describe("a NATS reconnect alone (the server stays up, the runtime's link is cut
     ]);
     expect(brief(bundle.events(some))).toEqual(["put x.1@2", "current", "put x.2@5", "put x.1@6", "put x.3@8"]);
     // Each watch resumed once, on the disconnect: the reconnect spared the readers made after it, which lost nothing.
+    const recovering = entries
+      .filter((entry) => entry.msg === "watch recovering")
+      .map((entry) => `${entry.watch} ${entry.reason}`);
     expect(recovering.sort()).toEqual(
       [`${all} consumer lost: connection disconnect`, `${some} consumer lost: connection disconnect`].sort(),
     );

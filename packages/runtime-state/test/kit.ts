@@ -6,7 +6,7 @@ import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
-import type { Logger } from "pino";
+import { type Level, type Logger, pino } from "pino";
 import { createStateService } from "../src/service.js";
 import type { StdioHandle } from "../src/stdio.js";
 import type { StateLimits, StateService, StateServiceOptions } from "../src/types.js";
@@ -243,4 +243,10 @@ export function unanswering(
 /** An answer that never comes: rejects as the client's own timeout does, after `timeoutMs` (its default 5 s). */
 export function neverAnswered(timeoutMs = 5_000): Promise<never> {
   return new Promise((_, reject) => setTimeout(() => reject(new TimeoutError()), timeoutMs));
+}
+
+/** A logger at `level` that keeps each entry it writes, parsed, for the test to read. */
+export function capturingLogger(level: Level): { logger: Logger; entries: Record<string, unknown>[] } {
+  const entries: Record<string, unknown>[] = [];
+  return { logger: pino({ level }, { write: (line: string) => entries.push(JSON.parse(line)) }), entries };
 }
