@@ -11,6 +11,7 @@ import os from "node:os";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { serverVersion } from "@mesh/local-nats";
+import { reapOnSignals } from "@mesh/nats-harness";
 import { DEFAULT_LIMITS } from "@mesh/runtime-state";
 import { benchComposition } from "./compose.js";
 import { hostCpu, meshCpu, perCall, pidCpu } from "./cpu.js";
@@ -700,6 +701,8 @@ async function fleet(sizes: FleetSizes): Promise<void> {
   });
 }
 
+// A bench stopped by Ctrl-C or `timeout` leaves no nats-server behind: they run in their own process groups.
+reapOnSignals();
 main().then(
   () => process.exit(0),
   (error: unknown) => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pollUntil } from "@mesh/nats-harness";
 import { afterEach, expect, it } from "vitest";
 import { INHERITED_ENV } from "../bundle-process.js";
 
@@ -100,6 +101,10 @@ function natsServersNaming(text: string): number[] {
     .map(Number);
 }
 
+function nonEmpty<T>(items: T[]): T[] | undefined {
+  return items.length > 0 ? items : undefined;
+}
+
 it("dev: serves the module's bucket on an embedded server and exits with the bundle's code", async () => {
   const { dir, module } = catalogue();
   const run = dev(["--catalogue", dir, "--module", module, "--env", "MESH_BUCKET=items"], ["put", "all.a", '{"n":1}']);
@@ -132,6 +137,23 @@ it("dev: Ctrl-C reaches the bundle once; nothing is left: bundle, its grandchild
   expect(await run.exited, run.stderr()).toBe(0);
   expect(run.reports().filter((report) => report.event === "sigint")).toHaveLength(1);
   expect([ready.pid, ready.grandchild, ...servers].filter((pid) => alive(pid as number))).toEqual([]);
+});
+
+it("dev: Ctrl-C while the embedded server starts leaves nothing: no server, no store; dev exits 128 + 2", async () => {
+  const { dir, module } = catalogue();
+  const run = dev(["--catalogue", dir, "--module", module], ["hold"]);
+  // The server runs from its spawn on; the raise and the machine's connection come before the bundle.
+  const servers = await pollUntil(() => nonEmpty(natsServersNaming(module)), {
+    what: `mesh-state dev to start the server of ${module}`,
+    timeoutMs: 10_000,
+    intervalMs: 1,
+    logTail: run.stderr,
+  });
+  run.child.kill("SIGINT");
+  expect(await run.exited, run.stderr()).toBe(130);
+  expect(run.stderr()).not.toMatch(/running:/);
+  expect(servers.filter(alive)).toEqual([]);
+  expect(readdirSync(tmpdir()).filter((entry) => entry.includes(module))).toEqual([]);
 });
 
 it("dev: a bundle that ignores SIGINT and SIGTERM is killed; dev exits 128 + 9", async () => {

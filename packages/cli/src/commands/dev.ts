@@ -1,3 +1,4 @@
+import { constants } from "node:os";
 import { parseArgs } from "node:util";
 import { issueBuckets } from "@mesh/controller-kv";
 import { MachineNameSchema, ModuleNameSchema } from "@mesh/manifest-schema";
@@ -16,7 +17,8 @@ const HELP = `Usage: mesh-state dev --catalogue DIR --module NAME [--machine NAM
 Runs COMMAND as the bundle of module NAME, with the state verbs on its stdin/stdout, as the node runtime
 would: the membership issued from the catalogue, refusals decided before NATS is touched. The bundle's
 stderr is this terminal. Exits with the bundle's exit code; Ctrl-C stops the bundle (the signal, then
-SIGTERM, then SIGKILL, 2 s apart; a second Ctrl-C skips ahead), then the server. Nothing is left running.
+SIGTERM, then SIGKILL, 2 s apart; a second Ctrl-C skips ahead), then the server; before the bundle has
+started, Ctrl-C stops the server and exits with 130. Nothing is left running.
 
 Without --server an embedded nats-server is started (the state account with the controller's and this
 machine's users, composed from the catalogue), the catalogue's buckets are raised, and the bundle is served
@@ -83,38 +85,14 @@ export const command: Command = {
     );
     const say = (line: string) => io.stderr.write(`mesh-state dev: ${line}\n`);
 
-    const mesh: DevMesh = values.server
-      ? await useNamedServer({
-          catalogue,
-          replicas,
-          logger,
-          server: { ...values, inboxPrefix: values["inbox-prefix"] },
-        })
-      : await startEmbeddedMesh({ catalogue, module, machine, logger });
-    const { report } = mesh;
-    // Issued after the raise: forgetDeletes only where the raise turned per-message ttls on.
-    const membership = { module, buckets: issueBuckets({ module, catalogue, raised: report }) };
-    say(`${module} on machine ${machine}, ${values.server ? "" : "embedded "}nats-server ${mesh.url}`);
-    say(
-      `raise: ${report.created.length} created, ${report.updated.length} updated, ${report.unchanged.length} unchanged`,
-    );
-    for (const [name, issued] of Object.entries(membership.buckets))
-      say(
-        `  ${name} -> ${issued.bucket} (${issued.access}${issued.forgetDeletes ? `, deletes forgotten after ${issued.forgetDeletes.afterSeconds} s` : ""})`,
-      );
-    if (mesh.inspect) {
-      const first = Object.keys(membership.buckets)[0];
-      const reference = first === undefined ? "<module>.<name>" : first.includes(".") ? first : `${module}.${first}`;
-      say(
-        `inspect: mesh-state ls ${reference} --server ${mesh.url} --user ${mesh.inspect.user} --password ${mesh.inspect.password}`,
-      );
-    }
-    say(`running: ${bundleCommand.join(" ")}`);
-
+    let mesh: DevMesh | undefined;
     let bundle: ReturnType<typeof spawnBundle> | undefined;
     let exited = false;
-    // First signals stop the bundle; once it is gone, a signal means "stop waiting": kill the server now.
     const onSignal = (signal: NodeJS.Signals) => {
+      // Still starting: exit now. local-nats's exit hook kills the embedded server (its own process group,
+      // so the terminal's Ctrl-C never reached it) and removes its store.
+      if (!mesh) return process.exit(128 + (constants.signals[signal] ?? 0));
+      // First signals stop the bundle; once it is gone, a signal means "stop waiting": kill the server now.
       if (exited) return mesh.killNow();
       say(`${signal}: stopping the bundle`);
       void bundle?.stop(signal);
@@ -123,19 +101,50 @@ export const command: Command = {
     process.on("SIGTERM", onSignal);
     process.on("SIGHUP", onSignal);
     try {
-      const service = createStateService({ connection: mesh.connection, membership, logger });
-      bundle = spawnBundle(bundleCommand, bundleEnv(io.env, { module, machine }, values.env), io.cwd);
-      bundle.child.once("error", (error) => say(`could not start ${bundleCommand[0]}: ${error.message}`));
-      const stdio = serveStdio({ service, input: bundle.child.stdout!, output: bundle.child.stdin!, logger });
-      const code = await bundle.exited;
-      exited = true;
-      // A grandchild may still hold the bundle's stdout: stop serving now rather than wait for it.
-      await stdio.close();
-      say(`the bundle exited with ${code}`);
-      return code;
+      mesh = values.server
+        ? await useNamedServer({
+            catalogue,
+            replicas,
+            logger,
+            server: { ...values, inboxPrefix: values["inbox-prefix"] },
+          })
+        : await startEmbeddedMesh({ catalogue, module, machine, logger });
+      const { report } = mesh;
+      // Issued after the raise: forgetDeletes only where the raise turned per-message ttls on.
+      const membership = { module, buckets: issueBuckets({ module, catalogue, raised: report }) };
+      say(`${module} on machine ${machine}, ${values.server ? "" : "embedded "}nats-server ${mesh.url}`);
+      say(
+        `raise: ${report.created.length} created, ${report.updated.length} updated, ${report.unchanged.length} unchanged`,
+      );
+      for (const [name, issued] of Object.entries(membership.buckets))
+        say(
+          `  ${name} -> ${issued.bucket} (${issued.access}${issued.forgetDeletes ? `, deletes forgotten after ${issued.forgetDeletes.afterSeconds} s` : ""})`,
+        );
+      if (mesh.inspect) {
+        const first = Object.keys(membership.buckets)[0];
+        const reference = first === undefined ? "<module>.<name>" : first.includes(".") ? first : `${module}.${first}`;
+        say(
+          `inspect: mesh-state ls ${reference} --server ${mesh.url} --user ${mesh.inspect.user} --password ${mesh.inspect.password}`,
+        );
+      }
+      say(`running: ${bundleCommand.join(" ")}`);
+
+      try {
+        const service = createStateService({ connection: mesh.connection, membership, logger });
+        bundle = spawnBundle(bundleCommand, bundleEnv(io.env, { module, machine }, values.env), io.cwd);
+        bundle.child.once("error", (error) => say(`could not start ${bundleCommand[0]}: ${error.message}`));
+        const stdio = serveStdio({ service, input: bundle.child.stdout!, output: bundle.child.stdin!, logger });
+        const code = await bundle.exited;
+        exited = true;
+        // A grandchild may still hold the bundle's stdout: stop serving now rather than wait for it.
+        await stdio.close();
+        say(`the bundle exited with ${code}`);
+        return code;
+      } finally {
+        exited = true;
+        await mesh.close();
+      }
     } finally {
-      exited = true;
-      await mesh.close();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
       process.off("SIGHUP", onSignal);
