@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { COMMANDS } from "./registry.js";
+import { exitOnStopSignals } from "./signals.js";
 import { type CliIo, UsageError } from "./types.js";
 
 const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
@@ -42,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+exitOnStopSignals();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 
 // Every nats-server process this package starts, and every temp dir it makes: killed and removed when this
 // process exits, however it exits, so nothing is left running. Signals are left alone: what a signal means is
@@ -26,9 +26,15 @@ export function trackedPids(): number[] {
   return [...tracked].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
 }
 
-/** Kills every tracked process, then removes every tracked temp dir: what runs on 'exit'. */
+/** How long the exit hook waits for the processes it killed to die before it removes their stores. */
+const DEATH_WAIT_MS = 2_000;
+
+/** Kills every tracked process, waits for them to die, then removes every tracked temp dir: what runs on 'exit'. */
 export function cleanUpAllSync(): void {
+  const pids = trackedPids();
   killAllTrackedSync();
+  // A SIGKILL takes effect when its target next runs; a server still running could write its store again.
+  awaitDeathSync(pids, DEATH_WAIT_MS);
   for (const dir of trackedDirs) {
     try {
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
@@ -37,6 +43,26 @@ export function cleanUpAllSync(): void {
     }
   }
   trackedDirs.clear();
+}
+
+/**
+ * Waits, synchronously (an 'exit' handler cannot await), until none of `pids` runs or `timeoutMs` has passed.
+ * Reads Linux's /proc; where there is none, it does not wait.
+ */
+function awaitDeathSync(pids: readonly number[], timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (pids.some(runs) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 1);
+}
+
+/** Whether `pid` runs: a zombie (dead, not yet reaped) does not, nor a pid /proc does not show. */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
 }
 
 /** A temp dir to remove on exit unless `untrackDir` is called first. */

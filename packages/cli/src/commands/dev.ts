@@ -1,4 +1,3 @@
-import { constants } from "node:os";
 import { parseArgs } from "node:util";
 import { issueBuckets } from "@mesh/controller-kv";
 import { MachineNameSchema, ModuleNameSchema } from "@mesh/manifest-schema";
@@ -8,6 +7,7 @@ import { bundleEnv, spawnBundle } from "../bundle-process.js";
 import { loadCatalogue } from "../catalogue-files.js";
 import { SERVER_ARG_OPTIONS } from "../connect.js";
 import { type DevMesh, startEmbeddedMesh, useNamedServer } from "../dev-mesh.js";
+import { STOP_SIGNALS } from "../signals.js";
 import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state dev --catalogue DIR --module NAME [--machine NAME] [--env NAME[=VALUE]]...
@@ -85,69 +85,58 @@ export const command: Command = {
     );
     const say = (line: string) => io.stderr.write(`mesh-state dev: ${line}\n`);
 
-    let mesh: DevMesh | undefined;
+    const mesh: DevMesh = values.server
+      ? await useNamedServer({
+          catalogue,
+          replicas,
+          logger,
+          server: { ...values, inboxPrefix: values["inbox-prefix"] },
+        })
+      : await startEmbeddedMesh({ catalogue, module, machine, logger });
+    const { report } = mesh;
+    // Issued after the raise: forgetDeletes only where the raise turned per-message ttls on.
+    const membership = { module, buckets: issueBuckets({ module, catalogue, raised: report }) };
+    say(`${module} on machine ${machine}, ${values.server ? "" : "embedded "}nats-server ${mesh.url}`);
+    say(
+      `raise: ${report.created.length} created, ${report.updated.length} updated, ${report.unchanged.length} unchanged`,
+    );
+    for (const [name, issued] of Object.entries(membership.buckets))
+      say(
+        `  ${name} -> ${issued.bucket} (${issued.access}${issued.forgetDeletes ? `, deletes forgotten after ${issued.forgetDeletes.afterSeconds} s` : ""})`,
+      );
+    if (mesh.inspect) {
+      const first = Object.keys(membership.buckets)[0];
+      const reference = first === undefined ? "<module>.<name>" : first.includes(".") ? first : `${module}.${first}`;
+      say(
+        `inspect: mesh-state ls ${reference} --server ${mesh.url} --user ${mesh.inspect.user} --password ${mesh.inspect.password}`,
+      );
+    }
+    say(`running: ${bundleCommand.join(" ")}`);
+
     let bundle: ReturnType<typeof spawnBundle> | undefined;
     let exited = false;
+    // First signals stop the bundle; once it is gone, a signal means "stop waiting": kill the server now.
     const onSignal = (signal: NodeJS.Signals) => {
-      // Still starting: exit now. local-nats's exit hook kills the embedded server (its own process group,
-      // so the terminal's Ctrl-C never reached it) and removes its store.
-      if (!mesh) return process.exit(128 + (constants.signals[signal] ?? 0));
-      // First signals stop the bundle; once it is gone, a signal means "stop waiting": kill the server now.
       if (exited) return mesh.killNow();
       say(`${signal}: stopping the bundle`);
       void bundle?.stop(signal);
     };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-    process.on("SIGHUP", onSignal);
+    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
     try {
-      mesh = values.server
-        ? await useNamedServer({
-            catalogue,
-            replicas,
-            logger,
-            server: { ...values, inboxPrefix: values["inbox-prefix"] },
-          })
-        : await startEmbeddedMesh({ catalogue, module, machine, logger });
-      const { report } = mesh;
-      // Issued after the raise: forgetDeletes only where the raise turned per-message ttls on.
-      const membership = { module, buckets: issueBuckets({ module, catalogue, raised: report }) };
-      say(`${module} on machine ${machine}, ${values.server ? "" : "embedded "}nats-server ${mesh.url}`);
-      say(
-        `raise: ${report.created.length} created, ${report.updated.length} updated, ${report.unchanged.length} unchanged`,
-      );
-      for (const [name, issued] of Object.entries(membership.buckets))
-        say(
-          `  ${name} -> ${issued.bucket} (${issued.access}${issued.forgetDeletes ? `, deletes forgotten after ${issued.forgetDeletes.afterSeconds} s` : ""})`,
-        );
-      if (mesh.inspect) {
-        const first = Object.keys(membership.buckets)[0];
-        const reference = first === undefined ? "<module>.<name>" : first.includes(".") ? first : `${module}.${first}`;
-        say(
-          `inspect: mesh-state ls ${reference} --server ${mesh.url} --user ${mesh.inspect.user} --password ${mesh.inspect.password}`,
-        );
-      }
-      say(`running: ${bundleCommand.join(" ")}`);
-
-      try {
-        const service = createStateService({ connection: mesh.connection, membership, logger });
-        bundle = spawnBundle(bundleCommand, bundleEnv(io.env, { module, machine }, values.env), io.cwd);
-        bundle.child.once("error", (error) => say(`could not start ${bundleCommand[0]}: ${error.message}`));
-        const stdio = serveStdio({ service, input: bundle.child.stdout!, output: bundle.child.stdin!, logger });
-        const code = await bundle.exited;
-        exited = true;
-        // A grandchild may still hold the bundle's stdout: stop serving now rather than wait for it.
-        await stdio.close();
-        say(`the bundle exited with ${code}`);
-        return code;
-      } finally {
-        exited = true;
-        await mesh.close();
-      }
+      const service = createStateService({ connection: mesh.connection, membership, logger });
+      bundle = spawnBundle(bundleCommand, bundleEnv(io.env, { module, machine }, values.env), io.cwd);
+      bundle.child.once("error", (error) => say(`could not start ${bundleCommand[0]}: ${error.message}`));
+      const stdio = serveStdio({ service, input: bundle.child.stdout!, output: bundle.child.stdin!, logger });
+      const code = await bundle.exited;
+      exited = true;
+      // A grandchild may still hold the bundle's stdout: stop serving now rather than wait for it.
+      await stdio.close();
+      say(`the bundle exited with ${code}`);
+      return code;
     } finally {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-      process.off("SIGHUP", onSignal);
+      exited = true;
+      await mesh.close();
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     }
   },
 };

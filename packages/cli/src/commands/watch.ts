@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import type { WatchEvent } from "@mesh/state-protocol";
 import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
+import { STOP_SIGNALS } from "../signals.js";
 import type { Command } from "../types.js";
 
 const HELP = `Usage: mesh-state watch BUCKET [FILTER] [--server URL | --context NAME] [auth options] [--json]
@@ -18,8 +19,6 @@ Example:
     --user state-node-1 --password "$STATE_PASSWORD"
   mesh-state watch operators-agent.mcp-servers --context mesh-inspector
 `;
-
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** One event as an operator reads it. */
 function describe(event: WatchEvent, initial: number): string {
@@ -67,12 +66,12 @@ export const command: Command = {
       done = true;
       finish(0);
     };
-    for (const signal of SIGNALS) process.on(signal, onSignal);
+    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
     try {
       await reader.call("mesh/state.watch", filter === undefined ? {} : { filter });
       return await finished;
     } finally {
-      for (const signal of SIGNALS) process.off(signal, onSignal);
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
       await reader.close();
     }
   },
