@@ -3,8 +3,9 @@
 // `mesh-state dev` against an embedded nats-server. The README is read by the test, so the bundle the README
 // shows is the bundle that runs. The workspace must be built first (`pnpm test` builds).
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { listProcesses } from "@mesh/nats-harness";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type ConsumerProject, createConsumerProject } from "./packaging/consumer-project.js";
 import { publishedPackages, REPO_ROOT } from "./packaging/workspace.js";
@@ -26,22 +27,11 @@ function fromReadme(): { manifest: { name: string; reads?: string[] }; bundle: s
   return { manifest: JSON.parse(json[1]!), bundle: js[1]! };
 }
 
-/** Live processes in process group `group` or with `cwd` as working directory (zombies excluded). */
+/** Live processes in process group `group` or with `cwd` as working directory, as "pid: command line". */
 function processesLeft(group: number, cwd: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (state === "Z") continue;
-      if (Number(pgrp) === group || readlinkSync(`/proc/${entry}/cwd`) === cwd) {
-        found.push(`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ")}`);
-      }
-    } catch {
-      // Gone while we looked, or not ours to read.
-    }
-  }
-  return found;
+  return listProcesses()
+    .filter((process) => process.running && (process.pgrp === group || process.cwd === cwd))
+    .map((process) => `${process.pid}: ${process.argv.join(" ")}`);
 }
 
 it("the sdk-ts README's bundle runs under `mesh-state dev` from an empty folder outside the workspace", async () => {

@@ -2,8 +2,9 @@
 // pass, tell its story, finish in under 30 s, and leave nothing running — checked here apart from the
 // demo's own check, through the process group the demo leads.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { listProcesses } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 
 const DEMO = fileURLToPath(new URL("../dist/demo.js", import.meta.url));
@@ -35,23 +36,11 @@ function assertBuilt(): void {
   }
 }
 
-/** Live processes whose process group is `group` (zombies are gone already, only not yet reaped). */
+/** Live processes whose process group is `group`, as "pid: command line". */
 function processesInGroup(group: number): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // pid (comm) state ppid pgrp …; comm may hold spaces, so split after its closing parenthesis.
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(pgrp) === group && state !== "Z") {
-        found.push(`${entry}: ${readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ")}`);
-      }
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return found;
+  return listProcesses()
+    .filter((process) => process.running && process.pgrp === group)
+    .map((process) => `${process.pid}: ${process.argv.join(" ")}`);
 }
 
 it.each([

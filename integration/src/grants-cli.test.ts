@@ -1,9 +1,9 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pollUntil } from "@mesh/nats-harness";
+import { listProcesses, pollUntil, processRuns } from "@mesh/nats-harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // The CLI's grant commands, run as an operator runs them: the built dist (the test command builds first).
@@ -120,7 +120,7 @@ describe("mesh-state verify-grants", () => {
     });
     child.kill("SIGINT");
     expect(await exited).toBe(130);
-    expect(servers.filter((server) => running(server.pid))).toEqual([]);
+    expect(servers.filter((server) => processRuns(server.pid))).toEqual([]);
     expect(servers.filter((server) => existsSync(server.dir))).toEqual([]);
   });
 });
@@ -131,29 +131,10 @@ function nonEmpty<T>(items: T[]): T[] | undefined {
 
 /** The nats-server processes `parent` started, with the folder of the config each was given. */
 function natsServersOf(parent: number): { pid: number; dir: string }[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-        const parentPid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        const command = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-        // A server, not `nats-server --version`: the harness gives each its config with -c.
-        const config = command.includes("-c") ? command[command.indexOf("-c") + 1] : undefined;
-        if (parentPid !== parent || !command[0]?.endsWith("nats-server") || !config) return [];
-        return [{ pid: Number(entry), dir: dirname(config) }];
-      } catch {
-        return []; // gone while read
-      }
-    });
-}
-
-/** Whether a process runs; a zombie (exited, not yet reaped) does not. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
+  return listProcesses().flatMap(({ pid, ppid, argv }) => {
+    // A server, not `nats-server --version`: the harness gives each its config with -c.
+    const config = argv.includes("-c") ? argv[argv.indexOf("-c") + 1] : undefined;
+    if (ppid !== parent || !argv[0]?.endsWith("nats-server") || !config) return [];
+    return [{ pid, dir: dirname(config) }];
+  });
 }

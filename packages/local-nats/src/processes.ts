@@ -52,11 +52,11 @@ export function cleanUpAllSync(): void {
 function awaitDeathSync(pids: readonly number[], timeoutMs: number): void {
   const deadline = Date.now() + timeoutMs;
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  while (pids.some(runs) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 1);
+  while (pids.some(processRuns) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 1);
 }
 
-/** Whether `pid` runs: a zombie (dead, not yet reaped) does not, nor a pid /proc does not show. */
-function runs(pid: number): boolean {
+/** Whether `pid` runs, read from Linux's /proc: a zombie (dead, not yet reaped) does not, nor a pid it lacks. */
+export function processRuns(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";

@@ -9,11 +9,19 @@ export type {
   StartClusterOptions,
   StartServerOptions,
 } from "@mesh/local-nats";
-export { killAllTrackedSync, LocalNatsError, pollUntil, reservePorts, trackedPids } from "@mesh/local-nats";
+export {
+  killAllTrackedSync,
+  LocalNatsError,
+  pollUntil,
+  processRuns,
+  reservePorts,
+  trackedPids,
+} from "@mesh/local-nats";
 export type { FindNatsServerOptions, NatsServerSource } from "./binary.js";
 export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
 export { NatsHarnessError } from "./errors.js";
 export { assertBuildIsFresh } from "./fresh-build.js";
+export { listProcesses, type ProcessEntry } from "./processes.js";
 export { reapOnSignals } from "./reaper.js";
 export { startCluster, startServer } from "./servers.js";
 export type { TcpProxy } from "./tcp-proxy.js";

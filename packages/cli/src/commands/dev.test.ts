@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pollUntil } from "@mesh/nats-harness";
+import { listProcesses, pollUntil, processRuns } from "@mesh/nats-harness";
 import { afterEach, expect, it } from "vitest";
 import { INHERITED_ENV } from "../bundle-process.js";
 
@@ -76,29 +76,12 @@ function dev(args: string[], bundleArgs: string[], env: NodeJS.ProcessEnv = proc
   };
 }
 
-/** Whether a process runs; a zombie (exited, its parent gone, not yet reaped by init) does not. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-/** Pids of the nats-server processes whose command line names `text` (the harness's temp dir does). */
+/** Pids of the live nats-server processes whose command line names `text` (the harness's temp dir does). */
 function natsServersNaming(text: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        const command = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-        return command.includes("nats-server") && command.includes(text);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+  return listProcesses()
+    .filter((process) => process.running && process.argv.some((arg) => arg.includes("nats-server")))
+    .filter((process) => process.argv.some((arg) => arg.includes(text)))
+    .map((process) => process.pid);
 }
 
 function nonEmpty<T>(items: T[]): T[] | undefined {
@@ -132,11 +115,11 @@ it("dev: Ctrl-C reaches the bundle once; nothing is left: bundle, its grandchild
   const servers = natsServersNaming(module);
   // The check below can fail: the processes it expects gone are running now.
   expect(servers).toHaveLength(1);
-  expect([ready.pid, ready.grandchild].map((pid) => alive(pid as number))).toEqual([true, true]);
+  expect([ready.pid, ready.grandchild].map((pid) => processRuns(pid as number))).toEqual([true, true]);
   run.child.kill("SIGINT");
   expect(await run.exited, run.stderr()).toBe(0);
   expect(run.reports().filter((report) => report.event === "sigint")).toHaveLength(1);
-  expect([ready.pid, ready.grandchild, ...servers].filter((pid) => alive(pid as number))).toEqual([]);
+  expect([ready.pid, ready.grandchild, ...servers].filter((pid) => processRuns(pid as number))).toEqual([]);
 });
 
 it("dev: Ctrl-C while the embedded server starts leaves nothing: no server, no store; dev exits 128 + 2", async () => {
@@ -152,7 +135,7 @@ it("dev: Ctrl-C while the embedded server starts leaves nothing: no server, no s
   run.child.kill("SIGINT");
   expect(await run.exited, run.stderr()).toBe(130);
   expect(run.stderr()).not.toMatch(/running:/);
-  expect(servers.filter(alive)).toEqual([]);
+  expect(servers.filter(processRuns)).toEqual([]);
   expect(readdirSync(tmpdir()).filter((entry) => entry.includes(module))).toEqual([]);
 });
 
@@ -168,7 +151,7 @@ it("dev: a bundle that ignores SIGINT and SIGTERM is killed; dev exits 128 + 9",
       .filter((report) => report.event === "ignored")
       .map((report) => report.signal),
   ).toEqual(["SIGINT", "SIGTERM"]);
-  expect(alive(ready.pid as number)).toBe(false);
+  expect(processRuns(ready.pid as number)).toBe(false);
   expect(natsServersNaming(module)).toEqual([]);
 });
 

@@ -1,0 +1,48 @@
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+
+/** One process as Linux's /proc shows it. */
+export interface ProcessEntry {
+  readonly pid: number;
+  readonly ppid: number;
+  /** Its process group. */
+  readonly pgrp: number;
+  /** False for a zombie: dead, not yet reaped. */
+  readonly running: boolean;
+  readonly argv: readonly string[];
+  /** Its working directory, when this process may read it. */
+  readonly cwd: string | undefined;
+}
+
+/**
+ * Every process /proc shows, read once: what a test filters to prove that nothing it started is left running.
+ * Linux only (an empty list elsewhere). A process that ends while it is read is left out.
+ */
+export function listProcesses(): ProcessEntry[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) => {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // pid (comm) state ppid pgrp …; comm may hold spaces, so split after its closing parenthesis.
+      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").slice(0, -1);
+      return [
+        { pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp), running: state !== "Z", argv, cwd: cwdOf(entry) },
+      ];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function cwdOf(pid: string): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
+}
