@@ -2,9 +2,9 @@
 // pass, tell its story, finish in under 30 s, and leave nothing running — checked here apart from the
 // demo's own check, through the process group the demo leads.
 import { spawn } from "node:child_process";
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { listProcesses } from "@mesh/nats-harness";
+import { listProcesses, natsServersStartedBy, pollUntil, processRuns } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 
 const DEMO = fileURLToPath(new URL("../dist/demo.js", import.meta.url));
@@ -81,4 +81,31 @@ it.each([
   expect(stdout).not.toMatch(/FAIL/);
   expect(stdout).toMatch(/The demo passed\.\n$/);
   console.info(`demo ${args.join(" ") || "(one server)"}: ${Math.round(elapsed)} ms`);
+});
+
+it("the demo stopped by Ctrl-C once its agents run leaves no nats-server, no store and no bundle behind", async () => {
+  assertBuilt();
+  const demo = spawn(process.execPath, [DEMO], { stdio: "ignore" });
+  const ended = new Promise<string | number | null>((resolve) =>
+    demo.once("exit", (code, signal) => resolve(signal ?? code)),
+  );
+  // Its server runs in a process group of its own, which a terminal's Ctrl-C does not reach.
+  const started = await pollUntil(
+    () => {
+      const servers = natsServersStartedBy(demo.pid!);
+      const bundles = listProcesses().filter((entry) => entry.ppid === demo.pid && entry.argv.includes(AGENT));
+      return servers.length > 0 && bundles.length >= 2 ? { servers, bundles } : undefined;
+    },
+    { what: "the demo to start its server and two agents", timeoutMs: 30_000, intervalMs: 5, logTail: () => "" },
+  );
+  demo.kill("SIGINT");
+  expect(await ended).toBe("SIGINT");
+  expect(started.servers.filter((server) => processRuns(server.pid))).toEqual([]);
+  expect(started.servers.filter((server) => existsSync(server.dir))).toEqual([]);
+  // The agents read their stdin's end once the demo is gone, and stop.
+  await pollUntil(() => (started.bundles.some((bundle) => processRuns(bundle.pid)) ? undefined : true), {
+    what: "the demo's agents to stop",
+    timeoutMs: 10_000,
+    logTail: () => "",
+  });
 });

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { startMesh } from "@mesh/dev-mesh";
 import { trackedPids } from "@mesh/local-nats";
 import { parseCatalogue } from "@mesh/manifest-schema";
+import { reapOnSignals } from "@mesh/nats-harness";
 import { alive, type BundleRun, EXAMPLE, Machine, type Report, startedPids } from "./demo-runtime.js";
 
 const startedAt = performance.now();
@@ -218,6 +219,8 @@ function printSummary(ok: boolean): void {
   out(ok ? "\nThe demo passed." : "\nThe demo FAILED: see the FAIL rows above.");
 }
 
+// A Ctrl-C leaves no nats-server behind: they run in their own process group, which the terminal's signal misses.
+reapOnSignals();
 main().then(
   (ok) => {
     printSummary(ok);

@@ -1,9 +1,9 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { listProcesses, pollUntil, processRuns } from "@mesh/nats-harness";
+import { natsServersStartedBy, pollUntil, processRuns } from "@mesh/nats-harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // The CLI's grant commands, run as an operator runs them: the built dist (the test command builds first).
@@ -112,7 +112,7 @@ describe("mesh-state verify-grants", () => {
     const child = spawn(process.execPath, [main, "verify-grants", "--catalogue", catalogue], { stdio: "ignore" });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     // The proof's servers run in their own process group: the terminal's Ctrl-C never reaches them.
-    const servers = await pollUntil(() => nonEmpty(natsServersOf(child.pid!)), {
+    const servers = await pollUntil(() => nonEmpty(natsServersStartedBy(child.pid!)), {
       what: "verify-grants to start its nats-server",
       timeoutMs: 30_000,
       intervalMs: 1,
@@ -127,14 +127,4 @@ describe("mesh-state verify-grants", () => {
 
 function nonEmpty<T>(items: T[]): T[] | undefined {
   return items.length > 0 ? items : undefined;
-}
-
-/** The nats-server processes `parent` started, with the folder of the config each was given. */
-function natsServersOf(parent: number): { pid: number; dir: string }[] {
-  return listProcesses().flatMap(({ pid, ppid, argv }) => {
-    // A server, not `nats-server --version`: the harness gives each its config with -c.
-    const config = argv.includes("-c") ? argv[argv.indexOf("-c") + 1] : undefined;
-    if (ppid !== parent || !argv[0]?.endsWith("nats-server") || !config) return [];
-    return [{ pid, dir: dirname(config) }];
-  });
 }

@@ -17,7 +17,7 @@ import { writeFileSync } from "node:fs";
 import { issueBuckets, raise } from "@mesh/controller-kv";
 import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { reapOnSignals, startServer } from "@mesh/nats-harness";
 import { createStateService, type HostChannel, mountStateVerbs } from "@mesh/runtime-state";
 import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
 import { connect } from "@nats-io/transport-node";
@@ -166,6 +166,8 @@ async function main(): Promise<number> {
   return report.eventsWrong === 0 && report.eventsAnswered === report.eventsSent ? 0 : 1;
 }
 
+// Stopped by a signal, it leaves no nats-server behind: the server runs in its own process group.
+reapOnSignals();
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {

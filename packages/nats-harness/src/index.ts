@@ -21,7 +21,7 @@ export type { FindNatsServerOptions, NatsServerSource } from "./binary.js";
 export { findNatsServer, NATS_SERVER_IMAGE, serverVersion } from "./binary.js";
 export { NatsHarnessError } from "./errors.js";
 export { assertBuildIsFresh } from "./fresh-build.js";
-export { listProcesses, type ProcessEntry } from "./processes.js";
+export { listProcesses, natsServersStartedBy, type ProcessEntry, type StartedServer } from "./processes.js";
 export { reapOnSignals } from "./reaper.js";
 export { startCluster, startServer } from "./servers.js";
 export type { TcpProxy } from "./tcp-proxy.js";

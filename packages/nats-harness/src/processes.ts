@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { dirname } from "node:path";
 
 /** One process as Linux's /proc shows it. */
 export interface ProcessEntry {
@@ -36,6 +37,21 @@ export function listProcesses(): ProcessEntry[] {
     } catch {
       return [];
     }
+  });
+}
+
+/** A nats-server that local-nats started, and the folder of its config and store. */
+export interface StartedServer {
+  readonly pid: number;
+  readonly dir: string;
+}
+
+/** The nats-servers `parent` started and that still run: each is given its config with -c (`--version` is not). */
+export function natsServersStartedBy(parent: number): StartedServer[] {
+  return listProcesses().flatMap(({ pid, ppid, running, argv }) => {
+    const config = argv.includes("-c") ? argv[argv.indexOf("-c") + 1] : undefined;
+    if (ppid !== parent || !running || !argv[0]?.endsWith("nats-server") || !config) return [];
+    return [{ pid, dir: dirname(config) }];
   });
 }
 
