@@ -5,6 +5,7 @@ import { type ConfigParts, renderConfig } from "./config.js";
 import { LocalNatsError } from "./errors.js";
 import { natsGreets, portOf, readPortsFile } from "./net.js";
 import { DEFAULT_LOG_LINES, lastLines, type ServerNode, STOP_GRACE_MS } from "./node.js";
+import { diesWithThisProcess } from "./parent-death.js";
 import { pollUntil } from "./poll.js";
 import { track } from "./processes.js";
 
@@ -68,7 +69,8 @@ export class LocalNode implements ServerNode {
   async start(): Promise<void> {
     if (this.running) throw new Error(`nats-server ${this.name} is already running (pid ${this.pid})`);
     this.#writeConfig();
-    const child = spawn(this.#options.binary, ["-c", this.configPath], {
+    const command = diesWithThisProcess(this.#options.binary, ["-c", this.configPath]);
+    const child = spawn(command.file, command.args, {
       cwd: this.#options.dir,
       stdio: ["ignore", "ignore", "pipe"],
       env: safeEnv(),

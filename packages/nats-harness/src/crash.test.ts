@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pollUntil } from "@mesh/local-nats";
 import { build } from "tsup";
@@ -44,7 +44,7 @@ afterAll(() => {
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-async function runCrasher(mode: "throw" | "sigterm"): Promise<{ pids: number[]; dirs: string[] }> {
+async function runCrasher(mode: "throw" | "sigterm" | "sigkill"): Promise<{ pids: number[]; dirs: string[] }> {
   const child: ChildProcess = spawn(process.execPath, [join(workDir, "crasher.mjs"), mode], {
     cwd: workDir,
     stdio: ["ignore", "pipe", "pipe"],
@@ -64,11 +64,12 @@ async function runCrasher(mode: "throw" | "sigterm"): Promise<{ pids: number[]; 
     logTail: () => stderr,
   });
   if (mode === "sigterm") child.kill("SIGTERM");
+  if (mode === "sigkill") child.kill("SIGKILL");
   expect(await exited).not.toBe(0);
   return report;
 }
 
-async function expectAllGone(report: { pids: number[]; dirs: string[] }): Promise<void> {
+async function expectServersGone(report: { pids: number[]; dirs: string[] }): Promise<void> {
   expect(report.pids).toHaveLength(3);
   // Killed orphans are reaped by init a moment later: poll for that, with a deadline.
   await pollUntil(() => (report.pids.every((pid) => !existsSync(`/proc/${pid}`)) ? true : undefined), {
@@ -76,6 +77,10 @@ async function expectAllGone(report: { pids: number[]; dirs: string[] }): Promis
     timeoutMs: 5_000,
     logTail: () => "",
   });
+}
+
+async function expectAllGone(report: { pids: number[]; dirs: string[] }): Promise<void> {
+  await expectServersGone(report);
   for (const path of report.dirs) expect(existsSync(path)).toBe(false);
 }
 
@@ -86,5 +91,21 @@ describe("a process that dies without disposing leaves no server and no temp dir
 
   test("when it gets SIGTERM", async () => {
     await expectAllGone(await runCrasher("sigterm"));
+  });
+});
+
+// Nothing runs in a process killed by SIGKILL, so its temp dirs stay; its servers die with it where setpriv sets
+// Linux's parent-death signal (util-linux: on every Debian and Ubuntu machine).
+describe.runIf(existsSync("/usr/bin/setpriv"))("a process that is SIGKILLed", () => {
+  test("takes its servers with it", async () => {
+    const report = await runCrasher("sigkill");
+    try {
+      await expectServersGone(report);
+    } finally {
+      const [serverConfig, nodeConfig] = report.dirs as [string, string];
+      // The server's temp dir holds its config; a cluster's holds one dir per node.
+      for (const dir of [dirname(serverConfig), dirname(dirname(nodeConfig))])
+        rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
