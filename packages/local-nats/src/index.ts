@@ -11,7 +11,8 @@ export { DEFAULT_LOG_LINES, lastLines, STOP_GRACE_MS } from "./node.js";
 export type { PlacementProbe } from "./placement.js";
 export type { PollOptions } from "./poll.js";
 export { pollUntil } from "./poll.js";
-export { cleanUpAllSync, killAllTrackedSync, processRuns, trackedPids } from "./processes.js";
+export type { ProcessStat } from "./processes.js";
+export { cleanUpAllSync, killAllTrackedSync, processRuns, processStat, trackedPids } from "./processes.js";
 export { startServer } from "./server.js";
 export type {
   ClusterHandle,

@@ -55,14 +55,30 @@ function awaitDeathSync(pids: readonly number[], timeoutMs: number): void {
   while (pids.some(processRuns) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 1);
 }
 
-/** Whether `pid` runs, read from Linux's /proc: a zombie (dead, not yet reaped) does not, nor a pid it lacks. */
-export function processRuns(pid: number): boolean {
+/** A process's state letter ("Z": a zombie, dead and not yet reaped), parent and process group. */
+export interface ProcessStat {
+  readonly state: string;
+  readonly ppid: number;
+  readonly pgrp: number;
+}
+
+/** `pid`'s stat, read from Linux's /proc; undefined where /proc does not show it (gone, or no /proc). */
+export function processStat(pid: number | string): ProcessStat | undefined {
+  let stat: string;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   } catch {
-    return false;
+    return undefined;
   }
+  // pid (comm) state ppid pgrp …; comm may hold spaces, so split after its closing parenthesis.
+  const [state = "", ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state, ppid: Number(ppid), pgrp: Number(pgrp) };
+}
+
+/** Whether `pid` runs: a zombie does not, nor a pid /proc does not show. */
+export function processRuns(pid: number): boolean {
+  const stat = processStat(pid);
+  return stat !== undefined && stat.state !== "Z";
 }
 
 /** A temp dir to remove on exit unless `untrackDir` is called first. */

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { dirname } from "node:path";
+import { processStat } from "@mesh/local-nats";
 
 /** One process as Linux's /proc shows it. */
 export interface ProcessEntry {
@@ -26,14 +27,12 @@ export function listProcesses(): ProcessEntry[] {
     return [];
   }
   return entries.flatMap((entry) => {
+    const stat = processStat(entry);
+    if (stat === undefined) return [];
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // pid (comm) state ppid pgrp …; comm may hold spaces, so split after its closing parenthesis.
-      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").slice(0, -1);
-      return [
-        { pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp), running: state !== "Z", argv, cwd: cwdOf(entry) },
-      ];
+      const { ppid, pgrp, state } = stat;
+      return [{ pid: Number(entry), ppid, pgrp, running: state !== "Z", argv, cwd: cwdOf(entry) }];
     } catch {
       return [];
     }
