@@ -59,7 +59,14 @@ async function startClusterOnce(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const names = Array.from({ length: size }, (_, index) => `n${index + 1}`);
   return inTempDir(name, async (dir) => {
-    const nodes = await createNodes({ dir, name, names, timeoutMs, extraConfig: options.config });
+    const nodes = await createNodes({
+      dir,
+      name,
+      names,
+      timeoutMs,
+      extraConfig: options.config,
+      syncInterval: options.syncInterval,
+    });
     const handle = new Cluster(name, nodes, dir, timeoutMs);
     try {
       // allSettled: every node is spawned or failed before the cleanup below runs.
@@ -106,6 +113,7 @@ export async function localNodes(binary: string | undefined): Promise<(spec: Clu
           routes: routePorts.filter((_, other) => other !== index).map((port) => `nats-route://127.0.0.1:${port}`),
         },
         extraConfig: spec.extraConfig,
+        syncInterval: spec.syncInterval,
         timeoutMs: spec.timeoutMs,
       });
     });

@@ -9,9 +9,26 @@ export interface ConfigParts {
   readonly logFile?: string;
   /** JetStream is on when a store dir is given. */
   readonly storeDir?: string;
+  /** JetStream's `sync_interval`, always written when JetStream is on (`DEFAULT_SYNC_INTERVAL` when not given). */
+  readonly syncInterval?: SyncInterval;
   readonly cluster?: { readonly name: string; readonly listen: string; readonly routes: readonly string[] };
   readonly extra?: string;
 }
+
+/**
+ * How often a server fsyncs its JetStream store: `"always"` (every write, before it is acknowledged) or a Go
+ * duration such as `"2m"` (nats-server's own default). Every generated config states it, so what an
+ * acknowledgement survives is a decision, not an accident (docs/guides/durability.md).
+ */
+export type SyncInterval = "always" | `${number}${"ms" | "s" | "m" | "h"}`;
+
+/**
+ * The generated configs' default: nats-server's own (2 minutes), stated. An acknowledged write then survives a
+ * process crash (the page cache holds it) but not the loss of the machine's power within the interval, on a
+ * single server or on every replica at once; `"always"` survives both and costs an fsync per write
+ * (docs/guides/durability.md has the measured cost).
+ */
+export const DEFAULT_SYNC_INTERVAL: SyncInterval = "2m";
 
 const quote = (value: string) => JSON.stringify(value);
 
@@ -25,7 +42,10 @@ export function renderConfig(parts: ConfigParts): string {
   ];
   if (parts.portsFileDir) lines.push(`ports_file_dir: ${quote(parts.portsFileDir)}`);
   if (parts.logFile) lines.push(`log_file: ${quote(parts.logFile)}`, "logtime: true");
-  if (parts.storeDir) lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}\n}`);
+  if (parts.storeDir) {
+    const sync = parts.syncInterval ?? DEFAULT_SYNC_INTERVAL;
+    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}\n  sync_interval: ${quote(sync)}\n}`);
+  }
   if (parts.cluster) {
     const routes = parts.cluster.routes.map((route) => `    ${quote(route)}`).join("\n");
     lines.push(

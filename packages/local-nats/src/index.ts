@@ -1,8 +1,8 @@
 export type { FindNatsServerOptions } from "./binary.js";
 export { defaultNatsServer, findNatsServer, INSTALL_HINT, pinnedVersions, serverVersion, versionIn } from "./binary.js";
 export { startCluster } from "./cluster.js";
-export type { ConfigParts } from "./config.js";
-export { renderConfig } from "./config.js";
+export type { ConfigParts, SyncInterval } from "./config.js";
+export { DEFAULT_SYNC_INTERVAL, renderConfig } from "./config.js";
 export type { LocalNatsErrorCode } from "./errors.js";
 export { LocalNatsError } from "./errors.js";
 export { natsGreets, reservePorts } from "./net.js";

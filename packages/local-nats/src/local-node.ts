@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ConfigParts, renderConfig } from "./config.js";
+import { type ConfigParts, renderConfig, type SyncInterval } from "./config.js";
 import { LocalNatsError } from "./errors.js";
 import { natsGreets, portOf, readPortsFile } from "./net.js";
 import { DEFAULT_LOG_LINES, lastLines, type ServerNode, STOP_GRACE_MS } from "./node.js";
@@ -19,6 +19,7 @@ export interface LocalNodeOptions {
   readonly jetstream: boolean;
   readonly cluster?: ConfigParts["cluster"];
   readonly extraConfig?: string;
+  readonly syncInterval?: SyncInterval;
   readonly timeoutMs: number;
 }
 
@@ -143,6 +144,7 @@ export class LocalNode implements ServerNode {
       portsFileDir: this.#options.dir,
       logFile: this.#logFile,
       storeDir: this.#options.jetstream ? this.storeDir : undefined,
+      syncInterval: this.#options.syncInterval,
       cluster: this.#options.cluster,
       extra: this.#options.extraConfig,
     });

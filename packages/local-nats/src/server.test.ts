@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, test } from "vitest";
+import { DEFAULT_SYNC_INTERVAL } from "./config.js";
 import { LocalNatsError } from "./errors.js";
 import { trackedPids } from "./processes.js";
 import { startServer } from "./server.js";
@@ -28,6 +29,20 @@ describe("startServer", () => {
       await nc.close();
     }
     console.info(`nats-server started and greeting in ${startMs} ms`);
+  });
+
+  test("states JetStream's sync_interval on purpose: the default, or what the caller asks, and the server takes it", async () => {
+    await using byDefault = await startServer();
+    expect(readFileSync(byDefault.configPath, "utf8")).toContain(`sync_interval: "${DEFAULT_SYNC_INTERVAL}"`);
+    await using always = await startServer({ syncInterval: "always" });
+    expect(readFileSync(always.configPath, "utf8")).toContain('sync_interval: "always"');
+    const nc = await connect({ servers: always.url });
+    try {
+      await (await jetstreamManager(nc)).streams.add({ name: "SYNCED", subjects: ["synced.>"], storage: "file" });
+      expect((await jetstream(nc).publish("synced.1", "one")).seq).toBe(1);
+    } finally {
+      await nc.close();
+    }
   });
 
   test("takes the caller's accounts verbatim, and a user of a JetStream account can use it", async () => {

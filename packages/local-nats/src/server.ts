@@ -47,6 +47,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Nat
       name,
       jetstream: options.jetstream ?? true,
       extraConfig: options.config,
+      syncInterval: options.syncInterval,
       timeoutMs,
     });
     try {

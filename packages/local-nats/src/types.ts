@@ -1,4 +1,5 @@
 import type { ServerNode } from "./node.js";
+import type { SyncInterval } from "./config.js";
 import type { PlacementProbe } from "./placement.js";
 
 /** What one node is to be: where it lives, its name, its config. */
@@ -9,6 +10,8 @@ export interface NodeSpec {
   readonly jetstream: boolean;
   /** The caller's config text, appended verbatim. */
   readonly extraConfig: string | undefined;
+  /** JetStream's `sync_interval`; undefined: `DEFAULT_SYNC_INTERVAL`. */
+  readonly syncInterval?: SyncInterval;
   readonly timeoutMs: number;
 }
 
@@ -20,6 +23,8 @@ export interface ClusterSpec {
   /** server_name of each node: n1, n2, … */
   readonly names: readonly string[];
   readonly extraConfig: string | undefined;
+  /** JetStream's `sync_interval` on every node; undefined: `DEFAULT_SYNC_INTERVAL`. */
+  readonly syncInterval?: SyncInterval;
   readonly timeoutMs: number;
 }
 
@@ -29,6 +34,8 @@ export interface StartServerOptions {
   readonly config?: string;
   /** JetStream with a file store in the temp dir. Default true. */
   readonly jetstream?: boolean;
+  /** How often JetStream fsyncs its store (`sync_interval`). Default `DEFAULT_SYNC_INTERVAL`. */
+  readonly syncInterval?: SyncInterval;
   /** server_name, and part of the temp dir's name. Default a unique "nats-…". */
   readonly name?: string;
   /** Deadline for the server to accept clients, per start. Default 15 000 ms. */
@@ -75,6 +82,8 @@ export interface StartClusterOptions {
   readonly size?: number;
   /** Extra config text given to every node, verbatim. Accounts need `jetstream: enabled`. */
   readonly config?: string;
+  /** How often JetStream fsyncs its store on every node (`sync_interval`). Default `DEFAULT_SYNC_INTERVAL`. */
+  readonly syncInterval?: SyncInterval;
   /** The cluster's name. Default a unique "cluster-…". */
   readonly name?: string;
   /** Deadline for the cluster to elect a JetStream meta leader. Default 30 000 ms. */

@@ -12,6 +12,7 @@ import {
   renderConfig,
   reservePorts,
   type ServerNode,
+  type SyncInterval,
   STOP_GRACE_MS,
 } from "@mesh/local-nats";
 import type { StartedNetwork, StartedTestContainer } from "testcontainers";
@@ -29,6 +30,7 @@ export interface ContainerNodeOptions {
   readonly name: string;
   readonly jetstream: boolean;
   readonly extraConfig: string | undefined;
+  readonly syncInterval?: SyncInterval;
   readonly timeoutMs: number;
   readonly cluster?: ConfigParts["cluster"];
   readonly network?: StartedNetwork;
@@ -142,6 +144,7 @@ export class ContainerNode implements ServerNode {
       port: CLIENT_PORT,
       monitorPort: MONITOR_PORT,
       storeDir: this.#options.jetstream ? this.storeDir : undefined,
+      syncInterval: this.#options.syncInterval,
       cluster: this.#options.cluster,
       extra: this.#options.extraConfig,
     });
@@ -190,6 +193,7 @@ export async function createContainerCluster(init: {
   name: string;
   timeoutMs: number;
   extraConfig: string | undefined;
+  syncInterval?: SyncInterval;
 }): Promise<ServerNode[]> {
   const { Network } = await import("testcontainers");
   const network = await new Network().start();
@@ -206,6 +210,7 @@ export async function createContainerCluster(init: {
         name: nodeName,
         jetstream: true,
         extraConfig: init.extraConfig,
+        syncInterval: init.syncInterval,
         timeoutMs: init.timeoutMs,
         network,
         onDestroyed,
