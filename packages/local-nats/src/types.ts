@@ -1,5 +1,5 @@
-import type { ServerNode } from "./node.js";
 import type { SyncInterval } from "./config.js";
+import type { ServerNode } from "./node.js";
 import type { PlacementProbe } from "./placement.js";
 
 /** What one node is to be: where it lives, its name, its config. */

@@ -12,8 +12,8 @@ import {
   renderConfig,
   reservePorts,
   type ServerNode,
-  type SyncInterval,
   STOP_GRACE_MS,
+  type SyncInterval,
 } from "@mesh/local-nats";
 import type { StartedNetwork, StartedTestContainer } from "testcontainers";
 import { NatsHarnessError } from "./errors.js";
