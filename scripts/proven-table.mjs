@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // Renders what each nats-server version proved (docs/proven/<version>.jsonl, written by the test runs through
-// integration/src/proven.ts) into the README's marked section, one column a version, one row a fact.
-//   --write  normalise the result files (one line a fact, sorted) and rewrite the README's section
-//   --check  fail if the README's section differs from what the committed result files render to
+// integration/src/proven.ts) into the marked section of docs/server-versions.md, one column a version, one row
+// a fact.
+//   --write  normalise the result files (one line a fact, sorted) and rewrite that section
+//   --check  fail if that section differs from what the committed result files render to
 //   --record-vitest VERSION REPORT.json FACT  record a vitest JSON report's pass count as FACT of VERSION
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dir = `${root}docs/proven`;
-const readme = `${root}README.md`;
+const page = `${root}docs/server-versions.md`;
 const start = "<!-- proven-table:start (rendered by scripts/proven-table.mjs; do not edit) -->";
 const end = "<!-- proven-table:end -->";
 
@@ -56,13 +57,13 @@ function render(results) {
 function section(text) {
   const from = text.indexOf(start);
   const to = text.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md has no section between "${start}" and "${end}"`);
+  if (from < 0 || to < from) throw new Error(`docs/server-versions.md has no section between "${start}" and "${end}"`);
   return [from, to + end.length];
 }
 
 const mode = process.argv[2];
 const results = readResults();
-const text = readFileSync(readme, "utf8");
+const text = readFileSync(page, "utf8");
 const [from, to] = section(text);
 if (mode === "--write") {
   for (const [version, facts] of results) {
@@ -71,7 +72,7 @@ if (mode === "--write") {
       .map(([fact, value]) => JSON.stringify({ fact, value }));
     writeFileSync(`${dir}/${version}.jsonl`, `${lines.join("\n")}\n`);
   }
-  writeFileSync(readme, text.slice(0, from) + render(results) + text.slice(to));
+  writeFileSync(page, text.slice(0, from) + render(results) + text.slice(to));
 } else if (mode === "--record-vitest") {
   const [version, report, fact] = process.argv.slice(3);
   const { numPassedTests, numTotalTests, testResults } = JSON.parse(readFileSync(report, "utf8"));
@@ -80,7 +81,7 @@ if (mode === "--write") {
   appendFileSync(`${dir}/${version}.jsonl`, `${JSON.stringify({ fact, value })}\n`);
 } else if (mode === "--check") {
   if (text.slice(from, to) !== render(results)) {
-    console.error("proven-table: README.md's table differs from what docs/proven/*.jsonl render to.");
+    console.error("proven-table: docs/server-versions.md's table differs from what docs/proven/*.jsonl render to.");
     console.error("proven-table: run `node scripts/proven-table.mjs --write` (or the test command) and commit both.");
     process.exit(1);
   }

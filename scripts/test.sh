@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: build, lint, typecheck, unit and real-server tests, the packaging check, on the default
 # (newest pinned) nats-server; then the server-dependent tests (scripts/server-dependent-tests.txt) on every
-# other pinned version (scripts/nats-server-versions.txt); then the README's table of what each version proved.
+# other pinned version (scripts/nats-server-versions.txt); then the table of what each version proved
+# (docs/server-versions.md).
 #   bash scripts/test.sh                  everything
 #   bash scripts/test.sh --versions-only  the other versions only (builds first; for development)
 set -euo pipefail
@@ -10,7 +11,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 versions_only=false
 [ "${1:-}" = "--versions-only" ] && versions_only=true
 
-# Each run appends what it proved to docs/proven/<version>.jsonl; scripts/proven-table.mjs renders the README's table.
+# Each run appends what it proved to docs/proven/<version>.jsonl; scripts/proven-table.mjs renders the
+# table in docs/server-versions.md.
 export MESH_PROVEN_DIR="$root/docs/proven"
 mkdir -p "$MESH_PROVEN_DIR"
 node scripts/proven-table.mjs --check
@@ -74,7 +76,7 @@ done <<<"$NATS_SERVER_PATHS"
 node scripts/proven-table.mjs --write
 
 echo
-echo "test: per part (the README's table, docs/proven/, shows what each version proved):"
+echo "test: per part (docs/server-versions.md shows what each version proved):"
 printf '  %s\n' "${summary[@]}"
 # What failed comes last, so the tail of a long log names it.
 [ "${#failures[@]}" -eq 0 ] || { echo; echo "test: what failed"; printf '%s\n' "${failures[@]}"; }

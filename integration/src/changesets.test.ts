@@ -1,7 +1,7 @@
 // The release flow, dry: `changeset version` in a temp copy of the workspace's manifests and changesets must
 // give every published package that changed since its last release a new version and a CHANGELOG entry of its
 // own (not only "Updated dependencies"), and must leave the private packages alone. The repository is not
-// touched. "Changed since its last release" uses git history: see README "Cutting a release".
+// touched. "Changed since its last release" uses git history: see CONTRIBUTING.md "Cutting a release".
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";

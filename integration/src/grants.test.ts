@@ -10,7 +10,7 @@ describe("composed grants against a real nats-server", () => {
     const result = await runGrantProof();
     if (process.env.GRANT_PROOF_TABLE) console.log(formatProofTable(result.rows), result.facts);
     const failures = result.rows.filter((row) => !row.pass);
-    // Every fact of DESIGN.md's grants section, as this version showed it (the README's table of versions).
+    // Every fact of DESIGN.md's grants section, as this version showed it (docs/server-versions.md's table).
     for (const fact of result.facts)
       if (fact.name !== "server.version") recordProven(result.serverVersion, fact.name, fact.value);
     recordProven(

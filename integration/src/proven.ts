@@ -2,9 +2,10 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * Records one fact a test proved on a nats-server version, for the README's table of versions (rendered by
- * scripts/proven-table.mjs). Writes only when the test command asks for it (MESH_PROVEN_DIR); a fact is one
- * call. Lines are appended whole, so test files running in parallel do not interleave.
+ * Records one fact a test proved on a nats-server version, for the table of versions in
+ * docs/server-versions.md (rendered by scripts/proven-table.mjs). Writes only when the test command asks for it
+ * (MESH_PROVEN_DIR); a fact is one call. Lines are appended whole, so test files running in parallel do not
+ * interleave.
  */
 export function recordProven(serverVersion: string, fact: string, value: string | number | boolean): void {
   const dir = process.env.MESH_PROVEN_DIR;
