@@ -52,7 +52,7 @@ func TestUpdateOfAnAbsentKeyCreatesIt(t *testing.T) {
 	if err != nil || updated.Value != 7 {
 		t.Fatal(updated, err)
 	}
-	puts := runtime.requests(MethodPut)
+	puts := runtime.requests(methodPut)
 	if !strings.Contains(string(puts[0].Params), `"revision":0`) {
 		t.Fatalf("an absent key is written at revision 0: %s", puts[0].Params)
 	}
@@ -78,7 +78,7 @@ func TestUpdateStopsOnTheChangeFunctionsError(t *testing.T) {
 	counter := State[int](Attach(runtime), "counter")
 	stop := errors.New("no thanks")
 	_, err := counter.Update(testContext(t), "hits", func(int, bool) (int, error) { return 0, stop })
-	if !errors.Is(err, stop) || len(runtime.requests(MethodPut)) != 0 {
+	if !errors.Is(err, stop) || len(runtime.requests(methodPut)) != 0 {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -164,7 +164,7 @@ func TestLocalRefusalsSendNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		var refused *StateError
-		if err := c.put(); !errors.As(err, &refused) || refused.Reason != c.reason || refused.Code != c.reason.Code() {
+		if err := c.put(); !errors.As(err, &refused) || refused.Reason != c.reason || refused.Code != c.reason.code() {
 			t.Errorf("%s: got %v", c.name, err)
 		}
 	}
@@ -180,9 +180,9 @@ func TestLocalRefusalsSendNothing(t *testing.T) {
 func watchRuntime(unwatched *atomic.Int32) *fakeRuntime {
 	return newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
 		switch method {
-		case MethodWatch:
+		case methodWatch:
 			return map[string]any{"watch": "w1"}, nil
-		case MethodUnwatch:
+		case methodUnwatch:
 			unwatched.Add(1)
 		}
 		return map[string]any{}, nil
@@ -298,7 +298,7 @@ func TestABatchBeforeTheWatchAnswerIsHeldForIt(t *testing.T) {
 	var runtime *fakeRuntime
 	batchAnswered := make(chan batchAnswer, 1)
 	runtime = newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
-		if method == MethodWatch {
+		if method == methodWatch {
 			go func() {
 				batchAnswered <- <-runtime.sendBatch(map[string]any{"watch": "w7", "events": []any{event("put", "a", 1)}})
 			}()
@@ -381,7 +381,9 @@ func TestMirrorFollowsTheBucketForConcurrentReaders(t *testing.T) {
 	var readers sync.WaitGroup
 	stopReading := make(chan struct{})
 	for range 4 {
-		readers.Go(func() {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
 			for {
 				select {
 				case <-stopReading:
@@ -391,7 +393,7 @@ func TestMirrorFollowsTheBucketForConcurrentReaders(t *testing.T) {
 					_, _ = mirror.Get("a")
 				}
 			}
-		})
+		}()
 	}
 	<-runtime.sendBatch(map[string]any{"watch": "w1", "events": []any{event("put", "a", 1), event("put", "b", 2), map[string]any{"type": "current"}}})
 	if err := mirror.WaitSynced(ctx); err != nil {
