@@ -165,15 +165,21 @@ type requestFixture struct {
 	} `json:"refusal"`
 }
 
-// Every call the fixtures name sends exactly the fixture's params, or, for a refusal the SDK makes itself
-// (the key rules, the secret rule), is refused with the same reason and sends nothing.
-func TestConformanceRequests(t *testing.T) {
+func requestFixtures(t *testing.T) []requestFixture {
+	t.Helper()
 	var fixture struct {
 		Requests []requestFixture `json:"requests"`
 	}
 	readFixture(t, "requests.json", &fixture)
+	return fixture.Requests
+}
+
+// Every call the fixtures name sends exactly the fixture's params, or, for a refusal the SDK makes itself
+// (the key rules, the secret rule), is refused with the same reason and sends nothing.
+func TestConformanceRequests(t *testing.T) {
+	requests := requestFixtures(t)
 	calls := 0
-	for _, request := range fixture.Requests {
+	for _, request := range requests {
 		if request.Call == nil {
 			continue
 		}
@@ -232,11 +238,8 @@ func TestConformanceRequests(t *testing.T) {
 
 // The key and filter verdicts of the fixtures, straight from CheckKey and CheckFilter.
 func TestConformanceKeyRules(t *testing.T) {
-	var fixture struct {
-		Requests []requestFixture `json:"requests"`
-	}
-	readFixture(t, "requests.json", &fixture)
-	for _, request := range fixture.Requests {
+	requests := requestFixtures(t)
+	for _, request := range requests {
 		if request.Verdict != "valid" && request.Verdict != "bad-key" {
 			continue
 		}
@@ -260,12 +263,9 @@ func TestConformanceKeyRules(t *testing.T) {
 
 // The secret rule's verdicts on the fixtures' values: the refused ones at the fixture's path, the rest pass.
 func TestConformanceSecretRule(t *testing.T) {
-	var fixture struct {
-		Requests []requestFixture `json:"requests"`
-	}
-	readFixture(t, "requests.json", &fixture)
+	requests := requestFixtures(t)
 	checked := 0
-	for _, request := range fixture.Requests {
+	for _, request := range requests {
 		var params struct {
 			Value json.RawMessage `json:"value"`
 		}
