@@ -4,31 +4,14 @@
 # Each build lands in its own folder, <tools>/nats-server-<version>/, and is reused by later runs.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tools="${MESH_TOOLS_DIR:-$HOME/.cache/mesh-state-tools}"
+# shellcheck source=go-install.sh
+source "$here/go-install.sh"
 versions_file="$here/nats-server-versions.txt"
 # natscli v0.5.1 must never be used: v0.5.0 is pinned here, not in the versions file, because it is a client.
 natscli_version=v0.5.0
 
 pinned_versions() {
   sed -e 's/#.*//' "$versions_file" | awk 'NF { print $1 }'
-}
-
-# go_install <module@version> <folder> <binary>: builds into <folder>, unless <folder>/<binary> is already there.
-go_install() {
-  local module=$1 folder=$2 binary=$3
-  [ -x "$folder/$binary" ] && return 0
-  if ! command -v go >/dev/null 2>&1; then
-    echo "nats-servers: building $module needs Go (https://go.dev/dl/), which is not on PATH." >&2
-    return 1
-  fi
-  echo "nats-servers: building $module into $folder" >&2
-  local started=$SECONDS
-  # A failed build leaves no folder behind, so the next run tries again instead of trusting half a build.
-  if ! GOBIN="$folder" go install "$module" >&2; then
-    rm -rf "$folder"
-    return 1
-  fi
-  echo "nats-servers: built $module in $((SECONDS - started)) s" >&2
 }
 
 failed=()

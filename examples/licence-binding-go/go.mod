@@ -1,6 +1,6 @@
 module github.com/mesh/mesh-state/examples/licence-binding-go
 
-go 1.26
+go 1.23
 
 require github.com/mesh/mesh-state/packages/sdk-go v0.0.0
 

@@ -3,6 +3,7 @@ package meshstate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -78,7 +79,7 @@ func (b *ReadOnlyBucket[T]) Get(ctx context.Context, key string) (entry Entry[T]
 		return entry, false, err
 	}
 	var wire *wireEntry
-	if err := b.client.call(ctx, MethodGet, map[string]any{"bucket": b.name, "key": key}, &wire, b.name, key); err != nil {
+	if err := b.client.call(ctx, methodGet, map[string]any{"bucket": b.name, "key": key}, &wire, b.name, key); err != nil {
 		return entry, false, err
 	}
 	if wire == nil {
@@ -103,7 +104,7 @@ func (b *ReadOnlyBucket[T]) Keys(ctx context.Context, filter string) ([]string, 
 	var result struct {
 		Keys []string `json:"keys"`
 	}
-	if err := b.client.call(ctx, MethodKeys, params, &result, b.name, ""); err != nil {
+	if err := b.client.call(ctx, methodKeys, params, &result, b.name, ""); err != nil {
 		return nil, err
 	}
 	if result.Keys == nil {
@@ -113,17 +114,17 @@ func (b *ReadOnlyBucket[T]) Keys(ctx context.Context, filter string) ([]string, 
 }
 
 // History returns every kept revision of the key, oldest first: EventPut, EventDelete or EventInvalid.
-func (b *ReadOnlyBucket[T]) History(ctx context.Context, key string) ([]HistoryEntry[T], error) {
+func (b *ReadOnlyBucket[T]) History(ctx context.Context, key string) ([]Event[T], error) {
 	if err := b.checkKey(key); err != nil {
 		return nil, err
 	}
 	var result struct {
 		Entries []wireEvent `json:"entries"`
 	}
-	if err := b.client.call(ctx, MethodHistory, map[string]any{"bucket": b.name, "key": key}, &result, b.name, key); err != nil {
+	if err := b.client.call(ctx, methodHistory, map[string]any{"bucket": b.name, "key": key}, &result, b.name, key); err != nil {
 		return nil, err
 	}
-	entries := make([]HistoryEntry[T], 0, len(result.Entries))
+	entries := make([]Event[T], 0, len(result.Entries))
 	for _, wire := range result.Entries {
 		entries = append(entries, decodeEvent(b.codec, b.name, wire))
 	}
@@ -166,7 +167,7 @@ func (b *Bucket[T]) Put(ctx context.Context, key string, value T, options ...Put
 	var result struct {
 		Revision *uint64 `json:"revision"`
 	}
-	if err := b.client.call(ctx, MethodPut, params, &result, b.name, key); err != nil {
+	if err := b.client.call(ctx, methodPut, params, &result, b.name, key); err != nil {
 		return 0, err
 	}
 	if result.Revision == nil {
@@ -194,11 +195,11 @@ func (b *Bucket[T]) Delete(ctx context.Context, key string, options ...PutOption
 	if settings.revision != nil {
 		params["revision"] = *settings.revision
 	}
-	return b.client.call(ctx, MethodDelete, params, nil, b.name, key)
+	return b.client.call(ctx, methodDelete, params, nil, b.name, key)
 }
 
-// DefaultUpdateAttempts is how many read-modify-write rounds Update tries before it gives up.
-const DefaultUpdateAttempts = 30
+// defaultUpdateAttempts is how many read-modify-write rounds Update tries before it gives up.
+const defaultUpdateAttempts = 30
 
 const (
 	firstBackoff = 5 * time.Millisecond
@@ -210,7 +211,7 @@ type UpdateOption func(*updateOptions)
 
 type updateOptions struct{ attempts int }
 
-// Attempts sets how many read-modify-write rounds Update tries (default DefaultUpdateAttempts).
+// Attempts sets how many read-modify-write rounds Update tries (default 30).
 func Attempts(attempts int) UpdateOption {
 	return func(options *updateOptions) { options.attempts = max(1, attempts) }
 }
@@ -220,7 +221,7 @@ func Attempts(attempts int) UpdateOption {
 // 250 ms), up to Attempts times, then returns the conflict. change may run more than once: keep it free
 // of side effects. An error from change ends the update with that error.
 func (b *Bucket[T]) Update(ctx context.Context, key string, change func(current T, found bool) (T, error), options ...UpdateOption) (Updated[T], error) {
-	settings := updateOptions{attempts: DefaultUpdateAttempts}
+	settings := updateOptions{attempts: defaultUpdateAttempts}
 	for _, option := range options {
 		option(&settings)
 	}
@@ -238,8 +239,8 @@ func (b *Bucket[T]) Update(ctx context.Context, key string, change func(current 
 		if err == nil {
 			return Updated[T]{Key: key, Value: value, Revision: revision}, nil
 		}
-		refusal, ok := err.(*StateError)
-		if !ok || refusal.Reason != ReasonConflict {
+		var refusal *StateError
+		if !errors.As(err, &refusal) || refusal.Reason != ReasonConflict {
 			return Updated[T]{}, err
 		}
 		last = refusal

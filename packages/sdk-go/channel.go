@@ -57,7 +57,7 @@ type answer struct {
 
 // LineChannelOptions tune a LineChannel.
 type LineChannelOptions struct {
-	// MaxLineBytes bounds one received line (default DefaultMaxLineBytes, 18 MiB).
+	// MaxLineBytes bounds one received line (default 18 MiB: the runtime's largest answer, 17 MiB, and its envelope).
 	MaxLineBytes int
 	// OnProblem is told about input that broke the wire (for logging to stderr). Silent when nil.
 	OnProblem func(problem string)
@@ -76,7 +76,7 @@ func NewLineChannel(r io.Reader, w io.Writer, options LineChannelOptions) *LineC
 		ctx:       ctx,
 		cancel:    cancel,
 	}
-	go channel.read(NewLineReader(r, options.MaxLineBytes))
+	go channel.read(newLineReader(r, options.MaxLineBytes))
 	return channel
 }
 
@@ -149,19 +149,20 @@ func (c *LineChannel) writeLine(line []byte) error {
 	c.writeLock.Lock()
 	defer c.writeLock.Unlock()
 	if _, err := c.writer.Write(append(line, '\n')); err != nil {
-		c.shutDown(fmt.Errorf("%w: writing failed: %v", ErrChannelClosed, err))
-		return fmt.Errorf("%w: %v", ErrChannelClosed, err)
+		failed := fmt.Errorf("%w: writing failed: %w", ErrChannelClosed, err)
+		c.shutDown(failed)
+		return failed
 	}
 	return nil
 }
 
-func (c *LineChannel) read(lines *LineReader) {
+func (c *LineChannel) read(lines *lineReader) {
 	for {
 		line, err := lines.Next()
 		switch {
 		case err == nil:
 			c.receive(line)
-		case errors.Is(err, ErrLineTooLong):
+		case errors.Is(err, errLineTooLong):
 			c.problem("dropped a line from the runtime over the size bound")
 		case errors.Is(err, errInvalidUTF8):
 			c.problem("dropped a line from the runtime that is not UTF-8")
@@ -169,11 +170,11 @@ func (c *LineChannel) read(lines *LineReader) {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				c.problem("the runtime's input ended inside a line")
 			}
-			reason := "the runtime's input ended"
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-				reason = "reading the runtime's input failed: " + err.Error()
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				c.shutDown(fmt.Errorf("%w: the runtime's input ended", ErrChannelClosed))
+			} else {
+				c.shutDown(fmt.Errorf("%w: reading the runtime's input failed: %w", ErrChannelClosed, err))
 			}
-			c.shutDown(fmt.Errorf("%w: %s", ErrChannelClosed, reason))
 			return
 		}
 	}

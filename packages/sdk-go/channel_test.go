@@ -51,11 +51,11 @@ func TestLineChannelRequestsAndAnswers(t *testing.T) {
 	}
 	replies := make(chan reply, 2)
 	go func() {
-		result, err := channel.Request(testContext(t), MethodGet, map[string]any{"bucket": "notes", "key": "a"})
+		result, err := channel.Request(testContext(t), methodGet, map[string]any{"bucket": "notes", "key": "a"})
 		replies <- reply{result, err}
 	}()
 	request := runtime.next(t)
-	if request["jsonrpc"] != "2.0" || request["method"] != MethodGet || fmt.Sprint(request["params"]) != "map[bucket:notes key:a]" {
+	if request["jsonrpc"] != "2.0" || request["method"] != methodGet || fmt.Sprint(request["params"]) != "map[bucket:notes key:a]" {
 		t.Fatalf("request %v", request)
 	}
 	runtime.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"key":"a","value":1,"revision":2,"updated":"x"}}`, request["id"]))
@@ -63,7 +63,7 @@ func TestLineChannelRequestsAndAnswers(t *testing.T) {
 		t.Fatal(got.result, got.err)
 	}
 	go func() {
-		result, err := channel.Request(testContext(t), MethodPut, map[string]any{})
+		result, err := channel.Request(testContext(t), methodPut, map[string]any{})
 		replies <- reply{result, err}
 	}()
 	request = runtime.next(t)
@@ -94,7 +94,7 @@ func TestLineChannelEndFailsPendingRequests(t *testing.T) {
 	channel, runtime := pipedChannel(t)
 	failed := make(chan error, 1)
 	go func() {
-		_, err := channel.Request(testContext(t), MethodGet, map[string]any{})
+		_, err := channel.Request(testContext(t), methodGet, map[string]any{})
 		failed <- err
 	}()
 	runtime.next(t)
@@ -103,7 +103,7 @@ func TestLineChannelEndFailsPendingRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-channel.Done()
-	if _, err := channel.Request(testContext(t), MethodGet, nil); !errors.Is(err, ErrChannelClosed) {
+	if _, err := channel.Request(testContext(t), methodGet, nil); !errors.Is(err, ErrChannelClosed) {
 		t.Fatal(err)
 	}
 }
@@ -123,14 +123,16 @@ func TestLineChannelConcurrentRequestsGetTheirOwnAnswers(t *testing.T) {
 	}()
 	var group sync.WaitGroup
 	for range callers {
-		group.Go(func() {
+		group.Add(1)
+		go func() {
+			defer group.Done()
 			var params struct{}
 			result, err := channel.Request(testContext(t), "x", params)
 			if err != nil {
 				t.Error(err)
 			}
 			_ = result
-		})
+		}()
 	}
 	group.Wait()
 }

@@ -11,14 +11,14 @@ import (
 
 // The wire's method names (state-protocol's STATE_METHODS and WATCH_EVENTS_METHOD).
 const (
-	MethodGet         = "mesh/state.get"
-	MethodPut         = "mesh/state.put"
-	MethodDelete      = "mesh/state.delete"
-	MethodKeys        = "mesh/state.keys"
-	MethodHistory     = "mesh/state.history"
-	MethodWatch       = "mesh/state.watch"
-	MethodUnwatch     = "mesh/state.unwatch"
-	MethodWatchEvents = "mesh/state"
+	methodGet         = "mesh/state.get"
+	methodPut         = "mesh/state.put"
+	methodDelete      = "mesh/state.delete"
+	methodKeys        = "mesh/state.keys"
+	methodHistory     = "mesh/state.history"
+	methodWatch       = "mesh/state.watch"
+	methodUnwatch     = "mesh/state.unwatch"
+	methodWatchEvents = "mesh/state"
 )
 
 // Client is a bundle's connection to its runtime's state verbs. Make one with ConnectStdio (the
@@ -44,7 +44,7 @@ func Attach(channel Channel) *Client {
 		changed: make(chan struct{}),
 		open:    map[*watchStream]struct{}{},
 	}
-	channel.Handle(MethodWatchEvents, client.receiveBatch)
+	channel.Handle(methodWatchEvents, client.receiveBatch)
 	go func() {
 		<-channel.Done()
 		client.channelGone()
@@ -95,7 +95,7 @@ func (c *Client) call(ctx context.Context, method string, params any, out any, b
 		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return &ClientError{Reason: ClientProtocol, Message: fmt.Sprintf("the runtime's answer to %s does not fit the wire contract: %v", method, err), Bucket: bucket, Key: key}
+		return &ClientError{Reason: ClientProtocol, Message: fmt.Sprintf("the runtime's answer to %s does not fit the wire contract: %v", method, err), Bucket: bucket, Key: key, Cause: err}
 	}
 	return nil
 }
@@ -103,10 +103,10 @@ func (c *Client) call(ctx context.Context, method string, params any, out any, b
 func (c *Client) translate(err error, method, bucket, key string) error {
 	var wire *RPCError
 	if errors.As(err, &wire) {
-		if refusal := StateErrorFromWire(wire, bucket, key); refusal != nil {
+		if refusal := stateErrorFromWire(wire, bucket, key); refusal != nil {
 			return refusal
 		}
-		return &ClientError{Reason: ClientProtocol, Message: fmt.Sprintf("the runtime failed %s (JSON-RPC error %d): %s", method, wire.Code, wire.Message), Bucket: bucket, Key: key, Code: wire.Code}
+		return &ClientError{Reason: ClientProtocol, Message: fmt.Sprintf("the runtime failed %s (JSON-RPC error %d): %s", method, wire.Code, wire.Message), Bucket: bucket, Key: key, Code: wire.Code, Cause: wire}
 	}
 	var local *ClientError
 	if errors.As(err, &local) {
@@ -146,7 +146,7 @@ func (c *Client) receiveBatch(ctx context.Context, params json.RawMessage) (any,
 		}
 		if starting == 0 {
 			data, _ := json.Marshal(map[string]string{"reason": string(ReasonUnknownWatch)})
-			return nil, &RPCError{Code: ReasonUnknownWatch.Code(), Message: "this bundle has no watch " + id, Data: data}
+			return nil, &RPCError{Code: ReasonUnknownWatch.code(), Message: "this bundle has no watch " + id, Data: data}
 		}
 		// The runtime answers watch once the first values are on their way: a batch may overtake the answer.
 		select {

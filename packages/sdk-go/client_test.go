@@ -52,7 +52,7 @@ func TestUpdateOfAnAbsentKeyCreatesIt(t *testing.T) {
 	if err != nil || updated.Value != 7 {
 		t.Fatal(updated, err)
 	}
-	puts := runtime.requests(MethodPut)
+	puts := runtime.requests(methodPut)
 	if !strings.Contains(string(puts[0].Params), `"revision":0`) {
 		t.Fatalf("an absent key is written at revision 0: %s", puts[0].Params)
 	}
@@ -78,7 +78,7 @@ func TestUpdateStopsOnTheChangeFunctionsError(t *testing.T) {
 	counter := State[int](Attach(runtime), "counter")
 	stop := errors.New("no thanks")
 	_, err := counter.Update(testContext(t), "hits", func(int, bool) (int, error) { return 0, stop })
-	if !errors.Is(err, stop) || len(runtime.requests(MethodPut)) != 0 {
+	if !errors.Is(err, stop) || len(runtime.requests(methodPut)) != 0 {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -164,7 +164,7 @@ func TestLocalRefusalsSendNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		var refused *StateError
-		if err := c.put(); !errors.As(err, &refused) || refused.Reason != c.reason || refused.Code != c.reason.Code() {
+		if err := c.put(); !errors.As(err, &refused) || refused.Reason != c.reason || refused.Code != c.reason.code() {
 			t.Errorf("%s: got %v", c.name, err)
 		}
 	}
@@ -177,17 +177,52 @@ func TestLocalRefusalsSendNothing(t *testing.T) {
 }
 
 // watchRuntime answers watch with w1 and unwatch with {}, counting unwatches.
+// attachWatchRuntime attaches a client to watchRuntime; the counter is how many unwatches it answered.
+func attachWatchRuntime() (*fakeRuntime, *Client, *atomic.Int32) {
+	unwatched := new(atomic.Int32)
+	runtime := watchRuntime(unwatched)
+	return runtime, Attach(runtime), unwatched
+}
+
 func watchRuntime(unwatched *atomic.Int32) *fakeRuntime {
 	return newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
 		switch method {
-		case MethodWatch:
+		case methodWatch:
 			return map[string]any{"watch": "w1"}, nil
-		case MethodUnwatch:
+		case methodUnwatch:
 			unwatched.Add(1)
 		}
 		return map[string]any{}, nil
 	})
 }
+
+// watchLoop runs a loop over a watch of the client's bucket "notes" until stop says so or the watch ends,
+// then hands over every event it saw; it returns once the watch is open.
+func watchLoop(t *testing.T, client *Client, stop func(Event[int]) bool) <-chan []Event[int] {
+	t.Helper()
+	ctx := testContext(t)
+	seen := make(chan []Event[int], 1)
+	go func() {
+		var events []Event[int]
+		for event := range State[int](client, "notes").Watch(ctx) {
+			events = append(events, event)
+			if stop(event) {
+				break
+			}
+		}
+		seen <- events
+	}()
+	waitForWatches(t, client)
+	return seen
+}
+
+func waitForWatches(t *testing.T, client *Client) {
+	t.Helper()
+	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+}
+
+func untilCurrent(event Event[int]) bool { return event.Type == EventCurrent }
+func untilTheEnd(Event[int]) bool        { return false }
 
 func event(kind, key string, revision int) map[string]any {
 	return map[string]any{"type": kind, "key": key, "value": revision, "revision": revision, "updated": "2026-11-30T10:00:00Z"}
@@ -195,9 +230,7 @@ func event(kind, key string, revision int) map[string]any {
 
 // The runtime's next batch waits for the answer to the one before, and that answer waits for the loop.
 func TestWatchAnswersABatchOnlyOnceTheLoopTookIt(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
+	runtime, client, _ := attachWatchRuntime()
 	bucket := State[int](client, "notes")
 	ctx := testContext(t)
 	taken := make(chan Event[int])
@@ -211,7 +244,7 @@ func TestWatchAnswersABatchOnlyOnceTheLoopTookIt(t *testing.T) {
 			<-release
 		}
 	}()
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	waitForWatches(t, client)
 	answered := runtime.sendBatch(map[string]any{"watch": "w1", "events": []any{event("put", "a", 1), event("put", "b", 2)}})
 	if got := <-taken; got.Key != "a" {
 		t.Fatal(got)
@@ -232,21 +265,8 @@ func TestWatchAnswersABatchOnlyOnceTheLoopTookIt(t *testing.T) {
 }
 
 func TestLeavingAWatchLoopUnwatches(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
-	bucket := State[int](client, "notes")
-	ctx := testContext(t)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for event := range bucket.Watch(ctx) {
-			if event.Type == EventCurrent {
-				break
-			}
-		}
-	}()
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	runtime, client, unwatched := attachWatchRuntime()
+	done := watchLoop(t, client, untilCurrent)
 	<-runtime.sendBatch(map[string]any{"watch": "w1", "events": []any{event("put", "a", 1), map[string]any{"type": "current"}, event("put", "b", 2)}})
 	<-done
 	if unwatched.Load() != 1 || len(client.watches) != 0 || len(client.open) != 0 {
@@ -255,20 +275,13 @@ func TestLeavingAWatchLoopUnwatches(t *testing.T) {
 }
 
 func TestAWatchTheRuntimeEndedIsNotUnwatched(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
-	var seen []EventType
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for event := range State[int](client, "notes").Watch(testContext(t)) {
-			seen = append(seen, event.Type)
-		}
-	}()
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	runtime, client, unwatched := attachWatchRuntime()
+	done := watchLoop(t, client, untilTheEnd)
 	<-runtime.sendBatch(map[string]any{"watch": "w1", "events": []any{map[string]any{"type": "ended", "reason": "denied", "message": "no"}, event("put", "late", 9)}})
-	<-done
+	var seen []EventType
+	for _, event := range <-done {
+		seen = append(seen, event.Type)
+	}
 	if fmt.Sprint(seen) != "[ended]" || unwatched.Load() != 0 {
 		t.Fatalf("seen %v, unwatched %d", seen, unwatched.Load())
 	}
@@ -298,7 +311,7 @@ func TestABatchBeforeTheWatchAnswerIsHeldForIt(t *testing.T) {
 	var runtime *fakeRuntime
 	batchAnswered := make(chan batchAnswer, 1)
 	runtime = newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
-		if method == MethodWatch {
+		if method == methodWatch {
 			go func() {
 				batchAnswered <- <-runtime.sendBatch(map[string]any{"watch": "w7", "events": []any{event("put", "a", 1)}})
 			}()
@@ -326,45 +339,23 @@ func TestABatchBeforeTheWatchAnswerIsHeldForIt(t *testing.T) {
 }
 
 func TestAClosedChannelEndsEveryWatch(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
-	var last Event[int]
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for event := range State[int](client, "notes").Watch(testContext(t)) {
-			last = event
-		}
-	}()
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	runtime, client, unwatched := attachWatchRuntime()
+	done := watchLoop(t, client, untilTheEnd)
 	runtime.close()
-	<-done
+	seen := <-done
+	last := seen[len(seen)-1]
 	if last.Type != EventEnded || last.EndReason != "closed" || unwatched.Load() != 0 {
 		t.Fatalf("last %+v", last)
 	}
 }
 
 func TestAStoredValueTheCodecRefusesIsAnInvalidEvent(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
-	var seen []Event[int]
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for event := range State[int](client, "notes").Watch(testContext(t)) {
-			seen = append(seen, event)
-			if event.Type == EventCurrent {
-				return
-			}
-		}
-	}()
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	runtime, client, _ := attachWatchRuntime()
+	done := watchLoop(t, client, untilCurrent)
 	bad := event("put", "bad", 2)
 	bad["value"] = "not a number"
 	<-runtime.sendBatch(map[string]any{"watch": "w1", "events": []any{event("put", "a", 1), bad, map[string]any{"type": "current"}}})
-	<-done
+	seen := <-done
 	var local *ClientError
 	if len(seen) != 3 || seen[1].Type != EventInvalid || string(seen[1].Stored) != `"not a number"` || !errors.As(seen[1].Err, &local) || local.Reason != ClientInvalidStoredValue {
 		t.Fatalf("seen %+v", seen)
@@ -372,16 +363,16 @@ func TestAStoredValueTheCodecRefusesIsAnInvalidEvent(t *testing.T) {
 }
 
 func TestMirrorFollowsTheBucketForConcurrentReaders(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
+	runtime, client, unwatched := attachWatchRuntime()
 	ctx := testContext(t)
 	mirror := State[int](client, "notes").Mirror(ctx)
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	waitForWatches(t, client)
 	var readers sync.WaitGroup
 	stopReading := make(chan struct{})
 	for range 4 {
-		readers.Go(func() {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
 			for {
 				select {
 				case <-stopReading:
@@ -391,7 +382,7 @@ func TestMirrorFollowsTheBucketForConcurrentReaders(t *testing.T) {
 					_, _ = mirror.Get("a")
 				}
 			}
-		})
+		}()
 	}
 	<-runtime.sendBatch(map[string]any{"watch": "w1", "events": []any{event("put", "a", 1), event("put", "b", 2), map[string]any{"type": "current"}}})
 	if err := mirror.WaitSynced(ctx); err != nil {
@@ -430,12 +421,10 @@ func TestAMirrorOfARefusedWatchFailsItsSync(t *testing.T) {
 }
 
 func TestCloseUnwatchesEveryWatch(t *testing.T) {
-	var unwatched atomic.Int32
-	runtime := watchRuntime(&unwatched)
-	client := Attach(runtime)
+	_, client, unwatched := attachWatchRuntime()
 	ctx := testContext(t)
 	first := State[int](client, "notes").Mirror(ctx)
-	waitFor(t, func() bool { client.lock.Lock(); defer client.lock.Unlock(); return len(client.watches) == 1 }, "the watch")
+	waitForWatches(t, client)
 	if err := client.Close(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func buildSnippet(t *testing.T, body string) (string, error) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	goMod := "module snippet\n\ngo 1.26\n\nrequire github.com/mesh/mesh-state/packages/sdk-go v0.0.0\n\nreplace github.com/mesh/mesh-state/packages/sdk-go => " + module + "\n"
+	goMod := "module snippet\n\ngo 1.23\n\nrequire github.com/mesh/mesh-state/packages/sdk-go v0.0.0\n\nreplace github.com/mesh/mesh-state/packages/sdk-go => " + module + "\n"
 	source := "package main\n\nimport (\n\t\"context\"\n\n\tmeshstate \"github.com/mesh/mesh-state/packages/sdk-go\"\n)\n\nfunc main() {\n\tctx := context.Background()\n\tclient := meshstate.ConnectStdio(meshstate.LineChannelOptions{})\n" + body + "\n}\n"
 	for name, text := range map[string]string{"go.mod": goMod, "main.go": source} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {

@@ -113,7 +113,7 @@ func perform(ctx context.Context, client *Client, call fixtureCall) callResult {
 			}
 		}
 	case "unwatch":
-		err := client.call(ctx, MethodUnwatch, map[string]any{"watch": call.Watch}, nil, "", "")
+		err := client.call(ctx, methodUnwatch, map[string]any{"watch": call.Watch}, nil, "", "")
 		return callResult{nil, err}
 	}
 	panic("unknown fixture op " + call.Op)
@@ -144,8 +144,8 @@ func TestConformanceReasons(t *testing.T) {
 		t.Fatalf("the fixture has %d reasons, the SDK %d", len(fixture.Reasons), len(reasonCodes))
 	}
 	for reason, code := range fixture.Reasons {
-		if Reason(reason).Code() != code {
-			t.Errorf("reason %s: SDK code %d, fixture %d", reason, Reason(reason).Code(), code)
+		if Reason(reason).code() != code {
+			t.Errorf("reason %s: SDK code %d, fixture %d", reason, Reason(reason).code(), code)
 		}
 	}
 	if !reflect.DeepEqual(fixture.Limits, []string{"watches", "in-flight", "line-size"}) {
@@ -165,15 +165,21 @@ type requestFixture struct {
 	} `json:"refusal"`
 }
 
-// Every call the fixtures name sends exactly the fixture's params, or, for a refusal the SDK makes itself
-// (the key rules, the secret rule), is refused with the same reason and sends nothing.
-func TestConformanceRequests(t *testing.T) {
+func requestFixtures(t *testing.T) []requestFixture {
+	t.Helper()
 	var fixture struct {
 		Requests []requestFixture `json:"requests"`
 	}
 	readFixture(t, "requests.json", &fixture)
+	return fixture.Requests
+}
+
+// Every call the fixtures name sends exactly the fixture's params, or, for a refusal the SDK makes itself
+// (the key rules, the secret rule), is refused with the same reason and sends nothing.
+func TestConformanceRequests(t *testing.T) {
+	requests := requestFixtures(t)
 	calls := 0
-	for _, request := range fixture.Requests {
+	for _, request := range requests {
 		if request.Call == nil {
 			continue
 		}
@@ -181,15 +187,15 @@ func TestConformanceRequests(t *testing.T) {
 		t.Run(request.Name, func(t *testing.T) {
 			runtime := newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
 				switch method {
-				case MethodWatch:
+				case methodWatch:
 					return map[string]any{"watch": "w1"}, nil
-				case MethodPut:
+				case methodPut:
 					return map[string]any{"revision": 1}, nil
-				case MethodKeys:
+				case methodKeys:
 					return map[string]any{"keys": []string{}}, nil
-				case MethodHistory:
+				case methodHistory:
 					return map[string]any{"entries": []any{}}, nil
-				case MethodGet:
+				case methodGet:
 					return json.RawMessage("null"), nil
 				}
 				return map[string]any{}, nil
@@ -232,11 +238,8 @@ func TestConformanceRequests(t *testing.T) {
 
 // The key and filter verdicts of the fixtures, straight from CheckKey and CheckFilter.
 func TestConformanceKeyRules(t *testing.T) {
-	var fixture struct {
-		Requests []requestFixture `json:"requests"`
-	}
-	readFixture(t, "requests.json", &fixture)
-	for _, request := range fixture.Requests {
+	requests := requestFixtures(t)
+	for _, request := range requests {
 		if request.Verdict != "valid" && request.Verdict != "bad-key" {
 			continue
 		}
@@ -260,16 +263,13 @@ func TestConformanceKeyRules(t *testing.T) {
 
 // The secret rule's verdicts on the fixtures' values: the refused ones at the fixture's path, the rest pass.
 func TestConformanceSecretRule(t *testing.T) {
-	var fixture struct {
-		Requests []requestFixture `json:"requests"`
-	}
-	readFixture(t, "requests.json", &fixture)
+	requests := requestFixtures(t)
 	checked := 0
-	for _, request := range fixture.Requests {
+	for _, request := range requests {
 		var params struct {
 			Value json.RawMessage `json:"value"`
 		}
-		if request.Method != MethodPut || json.Unmarshal(request.Params, &params) != nil || params.Value == nil {
+		if request.Method != methodPut || json.Unmarshal(request.Params, &params) != nil || params.Value == nil {
 			continue
 		}
 		if request.Verdict == "bad-request" {
@@ -381,7 +381,7 @@ func TestConformanceBatches(t *testing.T) {
 	for _, batch := range fixture.Batches {
 		t.Run(batch.Name, func(t *testing.T) {
 			runtime := newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
-				if method == MethodWatch {
+				if method == methodWatch {
 					return map[string]any{"watch": fixture.OpenWatch}, nil
 				}
 				return map[string]any{}, nil

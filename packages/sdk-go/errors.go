@@ -9,20 +9,32 @@ import (
 // Reason is a refusal's stable reason, as state-protocol's table names it. Match on it, never on a message.
 type Reason string
 
-// The reasons of state-protocol's error table, and limit (issue 19).
+// The reasons of state-protocol's error table, and limit (issue 19). Only ReasonUnavailable leaves a
+// write's outcome unknown; every other refusal did nothing.
 const (
-	ReasonBadRequest   Reason = "bad-request"
-	ReasonNotIssued    Reason = "not-issued"
-	ReasonReadOnly     Reason = "read-only"
-	ReasonBadKey       Reason = "bad-key"
-	ReasonTooLarge     Reason = "too-large"
-	ReasonSecretField  Reason = "secret-field"
-	ReasonConflict     Reason = "conflict"
-	ReasonBucketFull   Reason = "bucket-full"
-	ReasonDenied       Reason = "denied"
-	ReasonUnavailable  Reason = "unavailable"
+	// ReasonBadRequest: the params do not fit the verb (Path names the field).
+	ReasonBadRequest Reason = "bad-request"
+	// ReasonNotIssued: the module's manifest does not declare the bucket, or it is not issued to this machine.
+	ReasonNotIssued Reason = "not-issued"
+	// ReasonReadOnly: a write to a bucket the module only reads.
+	ReasonReadOnly Reason = "read-only"
+	// ReasonBadKey: the key or filter breaks the key rules (CheckKey, CheckFilter).
+	ReasonBadKey Reason = "bad-key"
+	// ReasonTooLarge: the encoded value is over MaxValueBytes or the bucket's own cap.
+	ReasonTooLarge Reason = "too-large"
+	// ReasonSecretField: the value carries a credential (FindSecret); Path and Kind say where and what.
+	ReasonSecretField Reason = "secret-field"
+	// ReasonConflict: IfRevision did not match; Revision is the key's current one (0: absent).
+	ReasonConflict Reason = "conflict"
+	// ReasonBucketFull: the bucket reached its size or value count.
+	ReasonBucketFull Reason = "bucket-full"
+	// ReasonDenied: the server refused the machine's credentials for this operation.
+	ReasonDenied Reason = "denied"
+	// ReasonUnavailable: NATS did not answer in time; a write may or may not have happened.
+	ReasonUnavailable Reason = "unavailable"
+	// ReasonUnknownWatch: unwatch (or a batch) named a watch that is not open.
 	ReasonUnknownWatch Reason = "unknown-watch"
-	// ReasonLimit: a per-bundle limit of the runtime; StateError.Limit names which (watches, in-flight, line-size).
+	// ReasonLimit: a per-bundle limit of the runtime; Limit names which (watches, in-flight, line-size).
 	ReasonLimit Reason = "limit"
 )
 
@@ -42,17 +54,8 @@ var reasonCodes = map[Reason]int{
 	ReasonLimit:        -32050,
 }
 
-// Code is the JSON-RPC error code of the reason, 0 for an unknown one.
-func (r Reason) Code() int { return reasonCodes[r] }
-
-// Reasons lists every reason the SDK knows.
-func Reasons() []Reason {
-	out := make([]Reason, 0, len(reasonCodes))
-	for reason := range reasonCodes {
-		out = append(out, reason)
-	}
-	return out
-}
+// code is the JSON-RPC error code of the reason, 0 for an unknown one.
+func (r Reason) code() int { return reasonCodes[r] }
 
 func reasonOfCode(code int) (Reason, bool) {
 	for reason, known := range reasonCodes {
@@ -101,7 +104,7 @@ func (e *StateError) Is(target error) bool {
 }
 
 func newStateError(reason Reason, message, bucket, key string) *StateError {
-	return &StateError{Reason: reason, Code: reason.Code(), Message: message, Bucket: bucket, Key: key, Data: map[string]any{"reason": string(reason)}}
+	return &StateError{Reason: reason, Code: reason.code(), Message: message, Bucket: bucket, Key: key, Data: map[string]any{"reason": string(reason)}}
 }
 
 // ClientReason is why this process failed a call on its own.
@@ -143,9 +146,9 @@ type RPCError struct {
 
 func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
 
-// StateErrorFromWire rebuilds a refusal from a JSON-RPC error: the reason from data.reason, else from the
+// stateErrorFromWire rebuilds a refusal from a JSON-RPC error: the reason from data.reason, else from the
 // code. It returns nil when the error is not a state refusal (an internal error, an unknown method).
-func StateErrorFromWire(wire *RPCError, bucket, key string) *StateError {
+func stateErrorFromWire(wire *RPCError, bucket, key string) *StateError {
 	var data map[string]any
 	if len(wire.Data) > 0 {
 		_ = json.Unmarshal(wire.Data, &data)

@@ -40,9 +40,6 @@ type Event[T any] struct {
 	Message   string
 }
 
-// HistoryEntry is one kept revision of a key, oldest first.
-type HistoryEntry[T any] = Event[T]
-
 // wireEvent is an event as the wire carries it.
 type wireEvent struct {
 	Type     string          `json:"type"`

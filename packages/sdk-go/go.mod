@@ -1,3 +1,3 @@
 module github.com/mesh/mesh-state/packages/sdk-go
 
-go 1.26
+go 1.23

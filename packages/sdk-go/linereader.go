@@ -8,39 +8,39 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxLineBytes is the longest line accepted from the runtime: runtime-state answers keys and
+// defaultMaxLineBytes is the longest line accepted from the runtime: runtime-state answers keys and
 // history with up to 17 MiB of JSON and refuses more, so 18 MiB covers the JSON-RPC envelope. A dropped
 // line would leave a request pending for ever, so this bound must not be below the runtime's.
-const DefaultMaxLineBytes = 18 * 1024 * 1024
+const defaultMaxLineBytes = 18 * 1024 * 1024
 
-// ErrLineTooLong reports a line over the reader's bound; the reader has skipped it up to its newline.
-var ErrLineTooLong = errors.New("meshstate: line over the size bound")
+// errLineTooLong reports a line over the reader's bound; the reader has skipped it up to its newline.
+var errLineTooLong = errors.New("meshstate: line over the size bound")
 
 // errInvalidUTF8 reports a line that is not UTF-8; it was skipped, as JSON text is UTF-8.
 var errInvalidUTF8 = errors.New("meshstate: line is not valid UTF-8")
 
-// LineReader splits NDJSON input into lines, never holding more than MaxLineBytes of one line.
-// A longer line is reported once as ErrLineTooLong and skipped; blank lines are skipped; a trailing
+// lineReader splits NDJSON input into lines, never holding more than MaxLineBytes of one line.
+// A longer line is reported once as errLineTooLong and skipped; blank lines are skipped; a trailing
 // "\r" is removed; an unfinished last line at EOF is dropped (io.ErrUnexpectedEOF), never delivered.
-type LineReader struct {
+type lineReader struct {
 	reader   *bufio.Reader
 	maxBytes int
 	line     []byte
 }
 
-// NewLineReader reads lines of at most maxBytes (without the newline) from r; maxBytes <= 0 means
-// DefaultMaxLineBytes.
-func NewLineReader(r io.Reader, maxBytes int) *LineReader {
+// newLineReader reads lines of at most maxBytes (without the newline) from r; maxBytes <= 0 means
+// defaultMaxLineBytes.
+func newLineReader(r io.Reader, maxBytes int) *lineReader {
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxLineBytes
+		maxBytes = defaultMaxLineBytes
 	}
-	return &LineReader{reader: bufio.NewReaderSize(r, 64*1024), maxBytes: maxBytes}
+	return &lineReader{reader: bufio.NewReaderSize(r, 64*1024), maxBytes: maxBytes}
 }
 
-// Next returns the next non-blank line. The slice is valid until the next call. Errors: ErrLineTooLong
+// Next returns the next non-blank line. The slice is valid until the next call. Errors: errLineTooLong
 // and errInvalidUTF8 (the reader goes on after them), io.EOF at a clean end, io.ErrUnexpectedEOF when
 // the input stopped inside a line, or the underlying reader's error.
-func (r *LineReader) Next() ([]byte, error) {
+func (r *lineReader) Next() ([]byte, error) {
 	for {
 		r.line = r.line[:0]
 		oversize := false
@@ -58,14 +58,14 @@ func (r *LineReader) Next() ([]byte, error) {
 					r.line = append(r.line, chunk...)
 				}
 			}
-			if err == bufio.ErrBufferFull {
+			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
 			if err != nil {
 				if oversize {
-					return nil, ErrLineTooLong
+					return nil, errLineTooLong
 				}
-				if err == io.EOF && len(r.line) > 0 {
+				if errors.Is(err, io.EOF) && len(r.line) > 0 {
 					return nil, io.ErrUnexpectedEOF
 				}
 				return nil, err
@@ -73,7 +73,7 @@ func (r *LineReader) Next() ([]byte, error) {
 			break
 		}
 		if oversize {
-			return nil, ErrLineTooLong
+			return nil, errLineTooLong
 		}
 		line := r.line[:len(r.line)-1]
 		line = bytes.TrimSuffix(line, []byte{'\r'})

@@ -9,20 +9,20 @@ import (
 	"testing/iotest"
 )
 
-// readAll collects what a LineReader makes of input: lines, and markers for what it reported.
+// readAll collects what a lineReader makes of input: lines, and markers for what it reported.
 func readAll(input string, maxBytes int, chunked bool) []string {
 	var source io.Reader = strings.NewReader(input)
 	if chunked {
 		source = iotest.OneByteReader(source)
 	}
-	reader := NewLineReader(source, maxBytes)
+	reader := newLineReader(source, maxBytes)
 	var out []string
 	for {
 		line, err := reader.Next()
 		switch {
 		case err == nil:
 			out = append(out, string(line))
-		case errors.Is(err, ErrLineTooLong):
+		case errors.Is(err, errLineTooLong):
 			out = append(out, "<too long>")
 		case errors.Is(err, errInvalidUTF8):
 			out = append(out, "<not utf-8>")
@@ -69,7 +69,7 @@ func TestLineReaderLongLines(t *testing.T) {
 	if len(got) != 3 || got[0] != long || got[1] != "<too long>" || got[2] != "end" {
 		t.Fatalf("got %d lines: %.30q", len(got), got)
 	}
-	if DefaultMaxLineBytes != 18*1024*1024 {
+	if defaultMaxLineBytes != 18*1024*1024 {
 		t.Fatal("the default bound must match sdk-ts's RUNTIME_MAX_LINE_BYTES")
 	}
 }
@@ -84,7 +84,7 @@ func FuzzLineReader(f *testing.F) {
 		if maxBytes < 1 || maxBytes > 64 {
 			maxBytes = 1 + (maxBytes%64+64)%64
 		}
-		reader := NewLineReader(bytes.NewReader(input), maxBytes)
+		reader := newLineReader(bytes.NewReader(input), maxBytes)
 		var want []string
 		parts := bytes.Split(input, []byte{'\n'})
 		for _, part := range parts[:len(parts)-1] {
@@ -107,7 +107,7 @@ func FuzzLineReader(f *testing.F) {
 				got = append(got, string(line))
 				continue
 			}
-			if errors.Is(err, ErrLineTooLong) || errors.Is(err, errInvalidUTF8) {
+			if errors.Is(err, errLineTooLong) || errors.Is(err, errInvalidUTF8) {
 				continue
 			}
 			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {

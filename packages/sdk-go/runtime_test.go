@@ -97,7 +97,7 @@ type batchAnswer struct {
 func (f *fakeRuntime) sendBatch(params any) <-chan batchAnswer {
 	encoded, _ := json.Marshal(params)
 	f.lock.Lock()
-	handler := f.handlers[MethodWatchEvents]
+	handler := f.handlers[methodWatchEvents]
 	f.lock.Unlock()
 	answered := make(chan batchAnswer, 1)
 	go func() {
@@ -140,19 +140,19 @@ func (s *memoryStore) answer(method string, raw json.RawMessage) (any, error) {
 		Watch    string          `json:"watch"`
 	}
 	_ = json.Unmarshal(raw, &params)
-	if method == MethodPut && s.beforePut != nil {
+	if method == methodPut && s.beforePut != nil {
 		s.beforePut()
 	}
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	switch method {
-	case MethodGet:
+	case methodGet:
 		stored, ok := s.values[params.Key]
 		if !ok {
 			return json.RawMessage("null"), nil
 		}
 		return map[string]any{"key": params.Key, "value": stored.value, "revision": stored.revision, "updated": time.Now().UTC().Format(time.RFC3339Nano)}, nil
-	case MethodPut:
+	case methodPut:
 		current := s.values[params.Key].revision
 		if params.Revision != nil && *params.Revision != current {
 			data, _ := json.Marshal(map[string]any{"reason": "conflict", "revision": current})
@@ -161,7 +161,7 @@ func (s *memoryStore) answer(method string, raw json.RawMessage) (any, error) {
 		s.revision++
 		s.values[params.Key] = storedValue{params.Value, s.revision}
 		return map[string]any{"revision": s.revision}, nil
-	case MethodDelete:
+	case methodDelete:
 		delete(s.values, params.Key)
 		s.revision++
 		return map[string]any{}, nil

@@ -41,52 +41,36 @@ func isUpper(c byte) bool     { return c >= 'A' && c <= 'Z' }
 func isLower(c byte) bool     { return c >= 'a' && c <= 'z' }
 func isDigit(c byte) bool     { return c >= '0' && c <= '9' }
 
-// FieldNameWords splits a field name into lower-case words: camelCase (acronym runs kept: APIKey is
+// fieldNameWords splits a field name into lower-case words: camelCase (acronym runs kept: APIKey is
 // api key), snake_case, kebab-case, dots, spaces; trailing numeric words are dropped.
-func FieldNameWords(name string) []string {
+func fieldNameWords(name string) []string {
 	var words []string
 	for _, part := range strings.FieldsFunc(name, isSeparator) {
 		for i := 0; i < len(part); {
 			c := part[i]
+			end := i + 1
 			switch {
 			case isUpper(c):
-				j := i
-				for j < len(part) && isUpper(part[j]) {
-					j++
-				}
-				if j < len(part) && isLower(part[j]) {
+				end = runEnd(part, i, isUpper)
+				if end < len(part) && isLower(part[end]) {
 					// An upper run before a lower-case letter: the run minus its last letter is an acronym,
 					// the last letter starts a capitalised word.
-					if j-1 > i {
-						words = append(words, strings.ToLower(part[i:j-1]))
+					if end-1 > i {
+						words = append(words, strings.ToLower(part[i:end-1]))
 					}
-					k := j
-					for k < len(part) && isLower(part[k]) {
-						k++
-					}
-					words = append(words, strings.ToLower(part[j-1:k]))
-					i = k
-				} else {
-					words = append(words, strings.ToLower(part[i:j]))
-					i = j
+					i = end - 1
+					end = runEnd(part, end, isLower)
 				}
 			case isLower(c):
-				j := i
-				for j < len(part) && isLower(part[j]) {
-					j++
-				}
-				words = append(words, part[i:j])
-				i = j
+				end = runEnd(part, i, isLower)
 			case isDigit(c):
-				j := i
-				for j < len(part) && isDigit(part[j]) {
-					j++
-				}
-				words = append(words, part[i:j])
-				i = j
+				end = runEnd(part, i, isDigit)
 			default:
-				i++
+				i = end // not part of any word
+				continue
 			}
+			words = append(words, strings.ToLower(part[i:end]))
+			i = end
 		}
 	}
 	for len(words) > 0 && isDigit(words[len(words)-1][0]) {
@@ -95,10 +79,19 @@ func FieldNameWords(name string) []string {
 	return words
 }
 
-// IsCredentialFieldName says whether a field name ends in a credential word or pair, possibly followed by
+// runEnd is the end of the run of bytes of one class that starts at from.
+func runEnd(text string, from int, class func(byte) bool) int {
+	end := from
+	for end < len(text) && class(text[end]) {
+		end++
+	}
+	return end
+}
+
+// isCredentialFieldName says whether a field name ends in a credential word or pair, possibly followed by
 // one encoding word (privateKeyPem, tokenValue).
-func IsCredentialFieldName(name string) bool {
-	words := FieldNameWords(name)
+func isCredentialFieldName(name string) bool {
+	words := fieldNameWords(name)
 	if endsInCredential(words, len(words)) {
 		return true
 	}
@@ -196,7 +189,7 @@ func walkSecrets(decoder *json.Decoder, path string) (SecretFinding, bool, error
 				if kind := credentialShape(name); kind != "" {
 					return SecretFinding{Path: path, Kind: kind}, true, nil
 				}
-				if IsCredentialFieldName(name) {
+				if isCredentialFieldName(name) {
 					return SecretFinding{Path: child, Kind: "field-name"}, true, nil
 				}
 				if finding, found, err := walkSecrets(decoder, child); found || err != nil {

@@ -36,8 +36,8 @@ func TestFieldNameWords(t *testing.T) {
 		"":                      "",
 		"123":                   "",
 	} {
-		if got := strings.Join(FieldNameWords(name), " "); got != want {
-			t.Errorf("FieldNameWords(%q) = %q, want %q", name, got, want)
+		if got := strings.Join(fieldNameWords(name), " "); got != want {
+			t.Errorf("fieldNameWords(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
@@ -53,12 +53,12 @@ func TestCredentialFieldNames(t *testing.T) {
 		}
 	}
 	for _, name := range refused {
-		if !IsCredentialFieldName(name) {
+		if !isCredentialFieldName(name) {
 			t.Errorf("%q passed", name)
 		}
 	}
 	for _, name := range []string{"max_tokens", "tokens", "tokenizer", "secretName", "key", "publicKey", "tokenCount", "password_hint", "secretsManagerArn", "cookiePolicy", "keyId", "sshKey", "monkey", "", "123"} {
-		if IsCredentialFieldName(name) {
+		if isCredentialFieldName(name) {
 			t.Errorf("%q refused", name)
 		}
 	}

@@ -57,7 +57,7 @@ func (c *Client) openWatch(ctx context.Context, bucket, filter string) (*watchSt
 	var result struct {
 		Watch string `json:"watch"`
 	}
-	err := c.call(ctx, MethodWatch, params, &result, bucket, "")
+	err := c.call(ctx, methodWatch, params, &result, bucket, "")
 	c.lock.Lock()
 	c.starting--
 	if err == nil && result.Watch == "" {
@@ -153,7 +153,7 @@ func (s *watchStream) stop(ctx context.Context) error {
 	default:
 	}
 	if !endedBy {
-		err := s.client.call(ctx, MethodUnwatch, map[string]any{"watch": s.id}, nil, "", "")
+		err := s.client.call(ctx, methodUnwatch, map[string]any{"watch": s.id}, nil, "", "")
 		var refusal *StateError
 		var local *ClientError
 		switch {

@@ -70,7 +70,9 @@ func main() {
 	var group sync.WaitGroup
 	failures := make(chan error, 2*rounds)
 	for index := range rounds {
-		group.Go(func() {
+		group.Add(1)
+		go func() {
+			defer group.Done()
 			raw, err := channel.Request(ctx, "mesh/echo", map[string]int{"index": index})
 			var echo struct {
 				Index int `json:"index"`
@@ -81,12 +83,14 @@ func main() {
 			if err != nil {
 				failures <- err
 			}
-		})
-		group.Go(func() {
+		}()
+		group.Add(1)
+		go func() {
+			defer group.Done()
 			if _, err := notes.Put(ctx, fmt.Sprintf("k%d", index), map[string]int{"index": index}); err != nil {
 				failures <- err
 			}
-		})
+		}()
 	}
 	group.Wait()
 	close(failures)
