@@ -48,9 +48,21 @@ export type { CredentialFinding } from "./secrets.js";
 export { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";
 export type { JsonValue } from "./values.js";
 export { checkJsonValue, encodedValueSize, JsonValueSchema, MAX_VALUE_BYTES, MAX_VALUE_DEPTH } from "./values.js";
-export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";
+export type {
+  Consistency,
+  DeleteEvent,
+  Entry,
+  HistoryEntry,
+  PutEvent,
+  StateMethod,
+  StateParams,
+  StateResult,
+} from "./verbs.js";
 export {
   BucketUseNameSchema,
+  CONSISTENCY_LEVELS,
+  ConsistencySchema,
+  DEFAULT_CONSISTENCY,
   DeleteEventSchema,
   DeleteParamsSchema,
   DeleteResultSchema,

@@ -114,6 +114,37 @@ describe("checkStateParams holds to the params schemas", () => {
   });
 });
 
+describe("consistency", () => {
+  it("takes each level on get, keys, history and watch, and is optional", () => {
+    for (const consistency of [undefined, "session", "strong", "local"]) {
+      for (const [method, params] of [
+        ["mesh/state.get", { bucket: "b", key: "k" }],
+        ["mesh/state.keys", { bucket: "b" }],
+        ["mesh/state.history", { bucket: "b", key: "k" }],
+        ["mesh/state.watch", { bucket: "b", filter: "all.>" }],
+      ] as const) {
+        expect(checkStateParams(method, { ...params, consistency }).ok, `${method} ${consistency}`).toBe(true);
+      }
+    }
+  });
+
+  it("refuses an unknown word as bad params, naming the allowed words", () => {
+    for (const method of ["mesh/state.get", "mesh/state.keys", "mesh/state.watch"] as const) {
+      const checked = checkStateParams(method, { bucket: "b", key: "k", filter: "k", consistency: "eventual" });
+      expect(checked.ok).toBe(false);
+      if (checked.ok) continue;
+      expect(checked.path).toBe("consistency");
+      expect(checked.issues).toContain('consistency: consistency must be one of "session", "strong", "local"');
+    }
+  });
+
+  it("is not a write's to give", () => {
+    expect(checkStateParams("mesh/state.put", { bucket: "b", key: "k", value: 1, consistency: "strong" }).ok).toBe(
+      false,
+    );
+  });
+});
+
 describe("checkStateResult holds to the result schemas", () => {
   const byOp: Record<string, StateMethod> = {
     get: "mesh/state.get",

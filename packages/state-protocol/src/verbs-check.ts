@@ -1,5 +1,12 @@
 import { checkJsonValue } from "./values.js";
-import { MAX_BUCKET_USE_NAME, STATE_VERBS, type StateMethod, type StateParams, type StateResult } from "./verbs.js";
+import {
+  CONSISTENCY_LEVELS,
+  MAX_BUCKET_USE_NAME,
+  STATE_VERBS,
+  type StateMethod,
+  type StateParams,
+  type StateResult,
+} from "./verbs.js";
 
 /**
  * The verbs' schemas (`STATE_VERBS`) for the hot path: plain field checks for get, put and delete, which a
@@ -52,7 +59,9 @@ interface ZodLikeError {
 /** Each returns the params when plainly valid, `undefined` when the schema must judge. */
 const PLAIN_PARAMS: { readonly [M in StateMethod]?: (params: unknown) => StateParams<M> | undefined } = {
   "mesh/state.get": (params) =>
-    hasOnly(params, GET_FIELDS) && bucketAndKey(params) ? (params as StateParams<"mesh/state.get">) : undefined,
+    hasOnly(params, GET_FIELDS) && bucketAndKey(params) && optionalConsistency(params.consistency)
+      ? (params as StateParams<"mesh/state.get">)
+      : undefined,
   "mesh/state.put": (params) =>
     hasOnly(params, PUT_FIELDS) &&
     bucketAndKey(params) &&
@@ -83,7 +92,7 @@ const PLAIN_RESULTS: { readonly [M in StateMethod]?: (result: unknown) => { valu
   "mesh/state.delete": (result) => (isRecord(result) ? { value: {} } : undefined),
 };
 
-const GET_FIELDS = new Set(["bucket", "key"]);
+const GET_FIELDS = new Set(["bucket", "key", "consistency"]);
 const PUT_FIELDS = new Set(["bucket", "key", "value", "revision"]);
 const DELETE_FIELDS = new Set(["bucket", "key", "revision"]);
 
@@ -107,6 +116,10 @@ function bucketAndKey(params: Record<string, unknown>): boolean {
 
 function isRevision(revision: unknown): revision is number {
   return Number.isSafeInteger(revision) && (revision as number) >= 0;
+}
+
+function optionalConsistency(consistency: unknown): boolean {
+  return consistency === undefined || (CONSISTENCY_LEVELS as readonly unknown[]).includes(consistency);
 }
 
 function optionalRevision(revision: unknown): boolean {

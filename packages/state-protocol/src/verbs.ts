@@ -40,7 +40,25 @@ export type DeleteEvent = z.infer<typeof DeleteEventSchema>;
 export const HistoryEntrySchema = z.discriminatedUnion("type", [PutEventSchema, DeleteEventSchema]);
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
 
-export const GetParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, key: KeyShape });
+/**
+ * How current a read must be (docs/decisions/0011-read-consistency.md). `session`, the default: never older than a
+ * write this runtime acknowledged to the bundle, and never older than what the bundle already read of the key.
+ * `strong`: every write acknowledged anywhere before the read began, read from the stream's leader. `local`: any
+ * replica's answer, the fastest, which may go back in time.
+ */
+export const CONSISTENCY_LEVELS = ["session", "strong", "local"] as const;
+export const ConsistencySchema = z.enum(CONSISTENCY_LEVELS, {
+  error: () => `consistency must be one of ${CONSISTENCY_LEVELS.map((level) => `"${level}"`).join(", ")}`,
+});
+export type Consistency = z.infer<typeof ConsistencySchema>;
+/** The level a read without `consistency` gets. */
+export const DEFAULT_CONSISTENCY: Consistency = "session";
+
+export const GetParamsSchema = z.strictObject({
+  bucket: BucketUseNameSchema,
+  key: KeyShape,
+  consistency: ConsistencySchema.optional(),
+});
 export const GetResultSchema = EntrySchema.nullable();
 
 export const PutParamsSchema = z.strictObject({
@@ -58,14 +76,26 @@ export const DeleteParamsSchema = z.strictObject({
 });
 export const DeleteResultSchema = z.object({});
 
-export const KeysParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, filter: KeyShape.optional() });
+export const KeysParamsSchema = z.strictObject({
+  bucket: BucketUseNameSchema,
+  filter: KeyShape.optional(),
+  consistency: ConsistencySchema.optional(),
+});
 export const KeysResultSchema = z.object({ keys: z.array(z.string()) });
 
-export const HistoryParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, key: KeyShape });
+export const HistoryParamsSchema = z.strictObject({
+  bucket: BucketUseNameSchema,
+  key: KeyShape,
+  consistency: ConsistencySchema.optional(),
+});
 export const HistoryResultSchema = z.object({ entries: z.array(HistoryEntrySchema) });
 
 export const WatchIdSchema = z.string().min(1).max(64);
-export const WatchParamsSchema = z.strictObject({ bucket: BucketUseNameSchema, filter: KeyShape.optional() });
+export const WatchParamsSchema = z.strictObject({
+  bucket: BucketUseNameSchema,
+  filter: KeyShape.optional(),
+  consistency: ConsistencySchema.optional(),
+});
 export const WatchResultSchema = z.object({ watch: WatchIdSchema });
 
 export const UnwatchParamsSchema = z.strictObject({ watch: WatchIdSchema });
