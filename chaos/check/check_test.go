@@ -134,8 +134,8 @@ func TestEachCheckerCatchesItsViolation(t *testing.T) {
 func TestUnknownOutcomes(t *testing.T) {
 	unknownPut := history.Op{Process: 1, Kind: history.Put, Key: "k", Value: "x", Invoke: 0, Return: 100, Outcome: history.Unknown}
 	for name, ops := range map[string][]history.Op{
-		"never happened":       {unknownPut, get(history.GetStrong, 2, "k", "", 0, 200, 210)},
-		"happened late":        {unknownPut, get(history.GetStrong, 2, "k", "", 0, 200, 210), get(history.GetStrong, 2, "k", "x", 4, 300, 310)},
+		"never happened":        {unknownPut, get(history.GetStrong, 2, "k", "", 0, 200, 210)},
+		"happened late":         {unknownPut, get(history.GetStrong, 2, "k", "", 0, 200, 210), get(history.GetStrong, 2, "k", "x", 4, 300, 310)},
 		"a cas it may have won": {unknownPut, {Process: 3, Kind: history.CAS, Key: "k", Value: "y", Expect: expect(4), Revision: 5, Invoke: 400, Return: 410, Outcome: history.OK}},
 	} {
 		if v := Linearizable(ops, 0); v.Status != Pass {
