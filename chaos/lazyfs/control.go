@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 )
 
@@ -24,13 +25,26 @@ const (
 	CommandStats        = "stats"
 )
 
-// ServeControl answers commands on a unix socket at path until ctx ends: one command per line,
-// one JSON Reply per line.
-func (f *FS) ServeControl(ctx context.Context, path string) error {
+// ListenControl opens the control socket at path. A socket left there by a lazyfs that died is
+// replaced; one that still answers is refused.
+func ListenControl(path string) (net.Listener, error) {
+	if conn, err := net.Dial("unix", path); err == nil {
+		conn.Close()
+		return nil, fmt.Errorf("lazyfs: control socket %s is in use", path)
+	}
+	if info, err := os.Lstat(path); err == nil && info.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
+	}
 	listener, err := net.Listen("unix", path)
 	if err != nil {
-		return fmt.Errorf("lazyfs: control socket: %w", err)
+		return nil, fmt.Errorf("lazyfs: control socket: %w", err)
 	}
+	return listener, nil
+}
+
+// ServeControl answers commands on the listener until ctx ends (then closes it): one command per
+// line, one JSON Reply per line.
+func (f *FS) ServeControl(ctx context.Context, listener net.Listener) error {
 	go func() {
 		<-ctx.Done()
 		listener.Close()

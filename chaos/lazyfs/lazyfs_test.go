@@ -3,6 +3,7 @@ package lazyfs
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -175,9 +176,23 @@ func TestControlSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sock := filepath.Join(t.TempDir(), "control.sock")
+	// A socket a dead lazyfs left behind is replaced.
+	if stale, err := net.Listen("unix", sock); err != nil {
+		t.Fatal(err)
+	} else {
+		stale.(*net.UnixListener).SetUnlinkOnClose(false)
+		stale.Close()
+	}
+	listener, err := ListenControl(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ListenControl(sock); err == nil {
+		t.Fatal("a second lazyfs took a control socket in use")
+	}
 	served := make(chan error, 1)
 	serveCtx, stop := context.WithCancel(ctx)
-	go func() { served <- f.ServeControl(serveCtx, sock) }()
+	go func() { served <- f.ServeControl(serveCtx, listener) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-served; err != nil {
@@ -185,12 +200,7 @@ func TestControlSocket(t *testing.T) {
 		}
 	})
 	writeFile(t, filepath.Join(f.Mountpoint, "a"), []byte("a"), false)
-	var reply Reply
-	var err error
-	// The listener is up once a dial succeeds; the socket file appears before that, so poll the dial.
-	for reply, err = Send(ctx, sock, CommandStats); err != nil && ctx.Err() == nil; reply, err = Send(ctx, sock, CommandStats) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	reply, err := Send(ctx, sock, CommandStats)
 	if err != nil || reply.Stats.UnsyncedFiles != 1 {
 		t.Fatalf("stats: %+v %v", reply, err)
 	}

@@ -1,6 +1,6 @@
 // Command lazyfs mounts a lazyfs and answers control commands, or sends one.
 //
-//	lazyfs mount -backing DIR -mountpoint DIR -control SOCKET   # foreground; prints "ready" when mounted
+//	lazyfs mount -backing DIR -mountpoint DIR -control SOCKET   # foreground; prints "ready" once mounted and listening
 //	lazyfs ctl -control SOCKET lose-unsynced|stats             # prints the JSON reply
 //
 // SIGTERM or SIGINT unmounts and exits 0.
@@ -54,12 +54,18 @@ func mount(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	fs, err := lazyfs.Mount(*backing, *mountpoint)
+	listener, err := lazyfs.ListenControl(*socket)
 	if err != nil {
 		return err
 	}
+	fs, err := lazyfs.Mount(*backing, *mountpoint)
+	if err != nil {
+		listener.Close()
+		return err
+	}
 	served := make(chan error, 1)
-	go func() { served <- fs.ServeControl(ctx, *socket) }()
+	go func() { served <- fs.ServeControl(ctx, listener) }()
+	// "ready": the mount is up and the socket is listening.
 	fmt.Println("ready")
 	select {
 	case <-ctx.Done():
