@@ -54,6 +54,9 @@ fi
 # The Go SDK: gofmt, go vet, go test -race and a bounded fuzz of its line reader (its real-server tests with
 # Go bundles run in the vitest suite above).
 timed "Go SDK: vet, test -race, fuzz" bash scripts/test-go.sh
+# The fault tools (chaos/): real FUSE, network namespaces and a nats-server on lazyfs; they install their Debian
+# packages when root (scripts/fault-packages.sh).
+timed "fault tools: vet, test -race, fuzz" bash scripts/test-chaos.sh
 
 while read -r version path; do
   [ "$path" = "$default_bin" ] && continue

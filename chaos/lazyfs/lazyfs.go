@@ -37,10 +37,7 @@ func Mount(backing, mountpoint string) (*FS, error) {
 	}
 	c := newCache()
 	root := &fs.LoopbackRoot{Path: backing, Dev: uint64(st.Dev)}
-	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, cache: c}
-	}
-	rootNode := root.NewNode(root, nil, "", &st)
+	rootNode := &node{LoopbackNode: fs.LoopbackNode{RootData: root}, cache: c}
 	root.RootNode = rootNode
 	// No kernel caching of attributes or names: a size the cache changes must be seen at once.
 	zero := time.Duration(0)
@@ -88,7 +85,14 @@ type node struct {
 	cache *cache
 }
 
+// WrapChild makes every node the loopback creates below a lazyfs node a lazyfs node too, sharing the cache: go-fuse
+// calls it before the new inode is initialised, so the loopback node it replaces holds nothing yet.
+func (n *node) WrapChild(_ context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
+	return &node{LoopbackNode: fs.LoopbackNode{RootData: ops.(*fs.LoopbackNode).RootData}, cache: n.cache}
+}
+
 var (
+	_ fs.NodeWrapChilder    = (*node)(nil)
 	_ fs.NodeOpener         = (*node)(nil)
 	_ fs.NodeCreater        = (*node)(nil)
 	_ fs.NodeGetattrer      = (*node)(nil)
