@@ -10,8 +10,8 @@ const setupFiles = [`${root}test/reap-on-signals.ts`];
 // runtime to run (a young generation of 2 MiB semi-spaces, docs/perf/0010): otherwise V8 commits
 // young-generation space to the allocation rate and the RSS they measure is that sizing, not what the runtime holds.
 const runtimeMemoryTests = [
-  "packages/runtime-state/src/backpressure.test.ts",
-  "packages/runtime-state/src/chaos.test.ts",
+  "packages/runtime-state/src/wire/backpressure.test.ts",
+  "packages/runtime-state/src/wire/chaos.test.ts",
 ];
 const alias = readdirSync(`${root}packages`).flatMap((dir) => [
   { find: new RegExp(`^@mesh/${dir}/stdio$`), replacement: `${root}packages/${dir}/src/stdio.ts` },

@@ -1,16 +1,9 @@
-export type { StoredEntry } from "./bucket.js";
-export { BucketClient, WrongRevision } from "./bucket.js";
 export { systemClock } from "./clock.js";
-export { StateRefusal } from "./errors.js";
 export { DEFAULT_LIMITS } from "./limits.js";
-export type { HostChannel, MountOptions } from "./mount.js";
-export { mountStateVerbs } from "./mount.js";
-export type { PulledMessage, ReaderOptions, ReaderStart } from "./reader.js";
-export { ConsumerLost, ConsumerReader } from "./reader.js";
-export { createStateService } from "./service.js";
-export type { SharedWatchBounds } from "./shared-watch.js";
-export type { StdioHandle, StdioOptions } from "./stdio.js";
-export { serveStdio } from "./stdio.js";
+export type { StoredEntry } from "./nats/bucket.js";
+export { BucketClient, WrongRevision } from "./nats/bucket.js";
+export type { PulledMessage, ReaderOptions, ReaderStart } from "./nats/reader.js";
+export { ConsumerLost, ConsumerReader } from "./nats/reader.js";
 export type {
   Clock,
   DeliverWatchEvents,
@@ -20,5 +13,12 @@ export type {
   StateVerbHandler,
   StateVerbHandlers,
 } from "./types.js";
-export type { WatchHubOptions } from "./watch-hub.js";
-export { DEFAULT_SHARED_WATCH_BOUNDS, WatchHub } from "./watch-hub.js";
+export { createStateService } from "./verbs/service.js";
+export type { WatchHubOptions } from "./watches/hub.js";
+export { DEFAULT_SHARED_WATCH_BOUNDS, WatchHub } from "./watches/hub.js";
+export type { SharedWatchBounds } from "./watches/shared-watch.js";
+export { StateRefusal } from "./wire/errors.js";
+export type { HostChannel, MountOptions } from "./wire/mount.js";
+export { mountStateVerbs } from "./wire/mount.js";
+export type { StdioHandle, StdioOptions } from "./wire/stdio.js";
+export { serveStdio } from "./wire/stdio.js";

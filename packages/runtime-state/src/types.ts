@@ -2,7 +2,7 @@ import type { Membership } from "@mesh/manifest-schema";
 import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import type { WatchHub } from "./watch-hub.js";
+import type { WatchHub } from "./watches/hub.js";
 
 /**
  * The contract of runtime-state: what the node runtime passes in and gets back.
