@@ -1,18 +1,19 @@
 export { systemClock } from "./clock.js";
 export { DEFAULT_LIMITS } from "./limits.js";
 export type { StoredEntry } from "./nats/bucket.js";
-export { BucketClient, WrongRevision } from "./nats/bucket.js";
+export { BucketClient } from "./nats/bucket.js";
+export { ConsumerLost, WrongRevision } from "./nats/errors.js";
 export type { PulledMessage, ReaderOptions, ReaderStart } from "./nats/reader.js";
-export { ConsumerLost, ConsumerReader } from "./nats/reader.js";
+export { ConsumerReader } from "./nats/reader.js";
 export type {
   Clock,
   DeliverWatchEvents,
   StateLimits,
   StateService,
-  StateServiceOptions,
   StateVerbHandler,
   StateVerbHandlers,
 } from "./types.js";
+export type { StateServiceOptions } from "./verbs/service.js";
 export { createStateService } from "./verbs/service.js";
 export type { WatchHubOptions } from "./watches/hub.js";
 export { DEFAULT_SHARED_WATCH_BOUNDS, WatchHub } from "./watches/hub.js";

@@ -7,8 +7,8 @@ import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { type Level, type Logger, pino } from "pino";
-import type { StateLimits, StateService, StateServiceOptions } from "../src/types.js";
-import { createStateService } from "../src/verbs/service.js";
+import type { StateLimits, StateService } from "../src/types.js";
+import { createStateService, type StateServiceOptions } from "../src/verbs/service.js";
 import type { StdioHandle } from "../src/wire/stdio.js";
 
 export const BUCKET = "mod_notes-app_notes";

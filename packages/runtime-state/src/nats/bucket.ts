@@ -4,6 +4,7 @@ import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { systemClock } from "../clock.js";
 import { DEFAULT_LIMITS } from "../limits.js";
 import { decodeValue, EntryAnswer } from "../wire/stored-json.js";
+import { WrongRevision } from "./errors.js";
 import {
   askAgainIfUnanswered,
   isApiError,
@@ -39,16 +40,6 @@ export function isoMillis(timestamp: string): string {
   const match = UTC_TIMESTAMP.exec(timestamp);
   if (match === null) return new Date(Date.parse(timestamp)).toISOString();
   return `${match[1]}.${(match[2] ?? "").padEnd(3, "0").slice(0, 3)}Z`;
-}
-
-/** The outcome of a conditional write whose revision was not the last one. */
-export class WrongRevision extends Error {
-  readonly currentRevision: number;
-  constructor(currentRevision: number) {
-    super(`the last revision is ${currentRevision}`);
-    this.name = "WrongRevision";
-    this.currentRevision = currentRevision;
-  }
 }
 
 export interface BucketClientOptions {

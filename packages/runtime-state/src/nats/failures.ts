@@ -9,9 +9,7 @@ import {
 } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { Refusals } from "../wire/refusals.js";
-import { WrongRevision } from "./bucket.js";
-import { ConsumerLost } from "./reader.js";
-import { ReplyTooLarge } from "./scan.js";
+import { ConsumerLost, ReplyTooLarge, WrongRevision } from "./errors.js";
 
 /** JetStream API error codes the runtime gives a meaning to (nats-server 2.9.10, measured). */
 export const JETSTREAM_CODES = {

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { BUCKET, stateServer } from "../../test/kit.js";
 import { systemClock } from "../clock.js";
 import { DEFAULT_LIMITS } from "../limits.js";
-import { ConsumerLost, ConsumerReader, type ReaderOptions } from "./reader.js";
+import { ConsumerLost } from "./errors.js";
+import { ConsumerReader, type ReaderOptions } from "./reader.js";
 
 // A pull that reaches no one (a fresh R3 consumer not yet served where the machine is connected) comes back
 // as a 503 status: nothing was delivered for it, so the reader sends it again within a budget before it

@@ -4,6 +4,7 @@ import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscription } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { Clock, StateLimits } from "../types.js";
+import { ConsumerLost } from "./errors.js";
 import {
   askAgainIfUnanswered,
   isApiError,
@@ -62,14 +63,6 @@ export interface ReaderOptions {
    * refused or did not answer; silent when absent.
    */
   logger?: Logger;
-}
-
-/** The consumer is gone or its deliveries were interrupted; resume after the last message taken. */
-export class ConsumerLost extends Error {
-  constructor(why: string) {
-    super(`consumer lost: ${why}`);
-    this.name = "ConsumerLost";
-  }
 }
 
 const STATUS_HEARTBEAT = 100;

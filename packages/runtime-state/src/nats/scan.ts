@@ -1,5 +1,6 @@
 import { ENCODED_JSON, type EncodedJsonResult, type HistoryEntry } from "@mesh/state-protocol";
 import { encodeEventsBytes, StoredPutEvent } from "../wire/stored-events.js";
+import { ReplyTooLarge } from "./errors.js";
 import type { ConsumerReader, PulledMessage } from "./reader.js";
 
 /**
@@ -8,18 +9,6 @@ import type { ConsumerReader, PulledMessage } from "./reader.js";
  * bounded in bytes while it is read (`ReplyTooLarge`), so neither the runtime nor the bundle ever holds
  * more than one reply line's worth: a line the bundle's reader drops would leave its request pending.
  */
-
-/** A keys or history reply would be over `limit` bytes of JSON; `bytes` is how much was counted when it stopped. */
-export class ReplyTooLarge extends Error {
-  readonly bytes: number;
-  readonly limit: number;
-  constructor(bytes: number, limit: number) {
-    super(`the reply is over ${limit} bytes (${bytes} counted)`);
-    this.name = "ReplyTooLarge";
-    this.bytes = bytes;
-    this.limit = limit;
-  }
-}
 
 /** The JSON around a result's array and each history entry, counted generously so the bound holds. */
 const REPLY_OVERHEAD_BYTES = 32;

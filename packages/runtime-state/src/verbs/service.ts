@@ -17,15 +17,35 @@ import { BucketClient } from "../nats/bucket.js";
 import { refusalFromNats } from "../nats/failures.js";
 import { ConsumerReader, type ReaderStart, readersMadeSoFar } from "../nats/reader.js";
 import { inboxPrefixOf } from "../nats/requests.js";
-import type { DeliverWatchEvents, StateService, StateServiceOptions, StateVerbHandlers } from "../types.js";
+import type { Clock, DeliverWatchEvents, StateLimits, StateService, StateVerbHandlers } from "../types.js";
+import type { WatchHub } from "../watches/hub.js";
 import { type OpenWatch, openWatch } from "../watches/watch.js";
 import { limitRefusal, StateRefusal } from "../wire/errors.js";
 import { Refusals } from "../wire/refusals.js";
 import { deleteVerb, getVerb, historyVerb, keysVerb, putVerb, type Target, type VerbHost } from "./data-verbs.js";
 
+/** What `createStateService` takes. Beside it, not in types.ts: it names the `WatchHub` class, and types.ts imports no code. */
+export interface StateServiceOptions {
+  /** The state connection (the machine's user in the STATE account), connected with `inboxPrefix`. */
+  connection: NatsConnection;
+  /** The membership the controller issued for this bundle's module; parsed with `parseMembership`. */
+  membership: unknown;
+  /** Silent when absent. */
+  logger?: Logger;
+  limits?: Partial<StateLimits>;
+  clock?: Clock;
+  /** The connection's inbox prefix; read from the connection's options when absent. */
+  inboxPrefix?: string;
+  /**
+   * Shared by every service of one runtime (one state connection): bundles watching the same bucket with the
+   * same filter then share one consumer (docs/decisions/0008-shared-watches.md). Absent: a consumer per watch.
+   */
+  watchHub?: WatchHub;
+}
+
 /**
  * Serves the state verbs to one bundle. Everything the membership can decide is refused before NATS is
- * touched (refusals.ts); what NATS says is mapped to a reason (nats-failures.ts); the data verbs are in
+ * touched (wire/refusals.ts); what NATS says is mapped to a reason (nats/failures.ts); the data verbs are in
  * data-verbs.ts, watches here. Logs carry module, bucket and reason, never a value.
  */
 export function createStateService(options: StateServiceOptions): StateService {

@@ -1,14 +1,9 @@
 import type { WatchEndReason, WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
+import { ConsumerLost } from "../nats/errors.js";
 import { classifyNatsError, JETSTREAM_CODES } from "../nats/failures.js";
-import {
-  ConsumerLost,
-  type ConsumerReader,
-  type PulledMessage,
-  type ReaderOptions,
-  type ReaderStart,
-} from "../nats/reader.js";
+import type { ConsumerReader, PulledMessage, ReaderOptions, ReaderStart } from "../nats/reader.js";
 import type { DeliverWatchEvents } from "../types.js";
 import { StoredPutEvent } from "../wire/stored-events.js";
 import { KeyTable } from "./key-table.js";
