@@ -91,6 +91,19 @@ export async function until(
   }
 }
 
+/** Waits (15 s at most) until `service` answers a get of `key` again: after a server restart, its connection is back. */
+export function untilReconnected(service: StateService, bucket: string, key: string): Promise<void> {
+  return until(
+    () =>
+      service.handle("mesh/state.get", { bucket, key }).then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+    "writer reconnected",
+  );
+}
+
 /** A watch event as the bundle received it. */
 export type SeenEvent = { type: string; key?: string; value?: unknown; revision?: number; reason?: string };
 

@@ -6,7 +6,7 @@ import {
   spawnBundle,
   stateServer,
   unanswering,
-  until,
+  untilReconnected,
   watchScene,
 } from "../../test/kit.js";
 import { UNANSWERED_ATTEMPTS } from "../nats/failures.js";
@@ -39,15 +39,7 @@ describe("watch recovery: no change missed, no revision repeated", () => {
     await using t = await setup();
     await t.nats.server.restart();
     // The writer's own connection must be back first (its in-flight request would be lost, not the watch's).
-    await until(
-      () =>
-        t.owner.handle("mesh/state.get", { bucket: "notes", key: "a" }).then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-      "writer reconnected",
-    );
+    await untilReconnected(t.owner, "notes", "a");
     await t.put("b", 2);
     await t.bundle.untilEvents(t.id, (events) => events.length === 3, 15_000);
     await t.put("c", 3);

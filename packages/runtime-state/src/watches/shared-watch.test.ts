@@ -1,7 +1,16 @@
 import { startTcpProxy, type TcpProxy } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { brief, readerMembership, spawnBundle, stateServer, unanswering, until, watchScene } from "../../test/kit.js";
+import {
+  brief,
+  readerMembership,
+  spawnBundle,
+  stateServer,
+  unanswering,
+  until,
+  untilReconnected,
+  watchScene,
+} from "../../test/kit.js";
 import type { StateLimits } from "../types.js";
 import { createStateService } from "../verbs/service.js";
 import { WatchHub, type WatchHubOptions } from "./hub.js";
@@ -212,15 +221,7 @@ describe("shared watches: one consumer per bucket and filter for the bundles of 
     const ids = [await t.watch(0), await t.watch(1)];
     for (const [index, id] of ids.entries()) await t.bundles[index]!.untilEvents(id, (events) => events.length === 2);
     await t.nats.server.restart();
-    await until(
-      () =>
-        t.owner.handle("mesh/state.get", { bucket: "notes", key: "a" }).then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-      "writer reconnected",
-    );
+    await untilReconnected(t.owner, "notes", "a");
     await t.put("b", 2);
     for (const [index, id] of ids.entries()) {
       await t.bundles[index]!.untilEvents(id, (events) => events.length === 3, 15_000);
