@@ -1,10 +1,8 @@
-export { systemClock } from "./clock.js";
+// What a node runtime uses: a service per bundle, served over the bundle's stdio or mounted on the host's own
+// channel, the shared watches of one runtime, the limits and the refusal. Internals other workspace packages
+// need (the bucket client and reader the grant proof drives) are on `@mesh/runtime-state/internal`, outside semver.
+
 export { DEFAULT_LIMITS } from "./limits.js";
-export type { StoredEntry } from "./nats/bucket.js";
-export { BucketClient } from "./nats/bucket.js";
-export { ConsumerLost, WrongRevision } from "./nats/errors.js";
-export type { PulledMessage, ReaderOptions, ReaderStart } from "./nats/reader.js";
-export { ConsumerReader } from "./nats/reader.js";
 export type {
   Clock,
   DeliverWatchEvents,
