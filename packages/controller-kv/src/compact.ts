@@ -1,3 +1,4 @@
+import { JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import { type DeclaredBucket, declaredBuckets } from "@mesh/manifest-schema";
 import type { Logger } from "pino";
 import type { BucketCompaction, CompactOptions, CompactReport, FailedCompaction, StreamSize } from "./compact-types.js";
@@ -7,8 +8,6 @@ import { IncompleteScan, scanMarkers } from "./marker-scan.js";
 import { checkCompactOptions, silentLogger } from "./options.js";
 import { forEachBounded } from "./stop-gate.js";
 
-/** JetStream's "stream not found". */
-const STREAM_NOT_FOUND = 10059;
 /** Purges in flight at once on one bucket. */
 const PURGE_CONCURRENCY = 8;
 
@@ -119,7 +118,7 @@ async function streamSize(api: JetStreamApi, stream: string): Promise<StreamSize
     const { state } = await api.streamInfo(stream);
     return { messages: state.messages, bytes: state.bytes };
   } catch (error) {
-    if (error instanceof ApiRequestError && error.serverCode === STREAM_NOT_FOUND) return null;
+    if (error instanceof ApiRequestError && error.serverCode === JETSTREAM_CODES.streamNotFound) return null;
     throw error;
   }
 }

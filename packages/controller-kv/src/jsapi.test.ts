@@ -1,6 +1,7 @@
+import { ASKS_PER_TIMEOUT } from "@mesh/jetstream-calls";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
-import { ApiRequestError, ASKS_PER_TIMEOUT, askAgainIfUnanswered } from "./jsapi.js";
+import { ApiRequestError, askAgainIfUnanswered } from "./jsapi.js";
 
 /** A connection whose every request fails with `failure` after the timeout it was given, which it records. */
 function failingConnection(failure: () => Error): { connection: NatsConnection; given: number[] } {

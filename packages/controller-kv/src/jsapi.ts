@@ -1,40 +1,52 @@
-import type { StreamInfo } from "@nats-io/jetstream";
-import { type NatsConnection, NoRespondersError, PermissionViolationError, TimeoutError } from "@nats-io/nats-core";
+import {
+  askAgainIfUnanswered as askAgain,
+  classifyJetStreamError,
+  isUnanswered,
+  JETSTREAM_CODES,
+  JETSTREAM_UNAVAILABLE_STATUS,
+} from "@mesh/jetstream-calls";
+import { JetStreamApiError, type StreamInfo } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { ApiFailure } from "./types.js";
 
 /**
  * The few JetStream API calls a raise makes, as plain requests: one request per call, so what a raise
  * costs is what this file sends (the client's `streams.update()` reads the stream first; `streams.list()`
  * may ask once more). Responses are checked for the fields the raise reads before they are trusted.
+ * What a failure is, and when a call is asked again, is @mesh/jetstream-calls' policy (decision 0010).
  */
 
-/** A JetStream API request that did not succeed. */
+/** A JetStream API request that did not succeed; an error answer is its `cause`, the client's `JetStreamApiError`. */
 export class ApiRequestError extends Error {
   readonly failure: ApiFailure;
-  /** JetStream's `err_code` when the server answered with an error. */
-  readonly serverCode?: number;
-  /** The HTTP-like `code` of the server's error: 503 when JetStream cannot serve the request now (no meta leader). */
-  readonly status?: number;
-  constructor(
-    failure: ApiFailure,
-    message: string,
-    options: { serverCode?: number; status?: number; cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(failure: ApiFailure, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = "ApiRequestError";
     this.failure = failure;
-    if (options.serverCode !== undefined) this.serverCode = options.serverCode;
-    if (options.status !== undefined) this.status = options.status;
+  }
+  /** JetStream's `err_code` when the server answered with an error. */
+  get serverCode(): number | undefined {
+    return this.answer()?.code;
+  }
+  /** The HTTP-like `code` of the server's error: 503 when JetStream cannot serve the request now (no meta leader). */
+  get status(): number | undefined {
+    return this.answer()?.status;
+  }
+  private answer(): { code: number | undefined; status: number | undefined } | undefined {
+    const failure = classifyJetStreamError(this.cause);
+    return failure.kind === "api-error" ? failure : undefined;
   }
 }
 
 /**
- * Whether a failure says JetStream cannot answer at all right now (a timeout, nobody listening, or the
+ * Whether a failure says JetStream cannot answer at all right now (no answer, nobody listening, or the
  * server's 503 "temporarily unavailable" when there is no meta leader), rather than refusing this request.
  */
 export function jetStreamCannotAnswer(error: unknown): boolean {
   if (!(error instanceof ApiRequestError)) return false;
-  return error.failure === "timeout" || error.failure === "no-responders" || error.status === 503;
+  return (
+    error.failure === "timeout" || error.failure === "no-responders" || error.status === JETSTREAM_UNAVAILABLE_STATUS
+  );
 }
 
 /** Server page size of STREAM.LIST (JSApiListLimit). */
@@ -127,17 +139,11 @@ export function jetStreamApi(connection: NatsConnection, timeoutMs: number, pref
   };
 }
 
-/** How many times, at most, `askAgainIfUnanswered` asks within one request timeout. */
-export const ASKS_PER_TIMEOUT = 4;
-const LEAST_ASK_MS = 250;
-
 /**
  * `jetStreamRequest` for a request whose repeat has the same effect (a stream create or update with the same
  * config, a named consumer's create, an info), asked again within the same timeout while its answer does not
- * come. With every server up, a cluster can lose the answer to an account's first requests through a server
- * that has just started: a third server answers before it learns where the reply goes (docs/MEASURED.md §12,
- * §13). Each ask gets a quarter of the timeout (at least 250 ms); the ask that would leave less than half of
- * one after it is the last and gets all that is left. A timeout still costs the caller one timeout, as before.
+ * come: @mesh/jetstream-calls' `askAgainIfUnanswered` (a quarter of the timeout each, at most four asks;
+ * docs/MEASURED.md §12, §13). A timeout still costs the caller one timeout, and says how often it asked.
  * Never for STREAM.LIST (the meta leader answers it itself, after up to 4 s) nor for a purge or a delete.
  */
 export async function askAgainIfUnanswered(
@@ -147,17 +153,18 @@ export async function askAgainIfUnanswered(
   timeoutMs: number,
   now: () => number = () => performance.now(),
 ): Promise<Record<string, unknown>> {
-  const deadline = now() + timeoutMs;
-  const askMs = Math.max(LEAST_ASK_MS, Math.ceil(timeoutMs / ASKS_PER_TIMEOUT));
-  for (let asks = 1; ; asks++) {
-    const left = Math.max(1, Math.ceil(deadline - now()));
-    const last = asks === ASKS_PER_TIMEOUT || left < 1.5 * askMs;
-    try {
-      return await jetStreamRequest(connection, subject, body, last ? left : askMs);
-    } catch (error) {
-      if (!(error instanceof ApiRequestError && error.failure === "timeout")) throw error;
-      if (last) throw noAnswer(subject, timeoutMs, asks, error);
-    }
+  let asked = 0;
+  try {
+    return await askAgain(
+      (askMs, asks) => {
+        asked = asks;
+        return jetStreamRequest(connection, subject, body, askMs);
+      },
+      timeoutMs,
+      { now },
+    );
+  } catch (error) {
+    throw isUnanswered(error) ? noAnswer(subject, timeoutMs, asked, error) : error;
   }
 }
 
@@ -180,15 +187,15 @@ export async function jetStreamRequest(
   }
   const failure = reply.error as { err_code?: unknown; code?: unknown; description?: unknown } | undefined;
   if (failure) {
-    const serverCode = typeof failure.err_code === "number" ? failure.err_code : undefined;
-    const status = typeof failure.code === "number" ? failure.code : undefined;
-    const description = typeof failure.description === "string" ? failure.description : JSON.stringify(failure);
+    const answer = new JetStreamApiError({
+      err_code: typeof failure.err_code === "number" ? failure.err_code : undefined,
+      code: typeof failure.code === "number" ? failure.code : undefined,
+      description: typeof failure.description === "string" ? failure.description : JSON.stringify(failure),
+    } as unknown as ConstructorParameters<typeof JetStreamApiError>[0]);
+    const serverCode = answer.code as number | undefined;
     const advice = serverCode === undefined ? undefined : SERVER_CODE_ADVICE.get(serverCode);
     const code = serverCode ? ` (err_code ${serverCode})` : "";
-    throw new ApiRequestError("server", `${subject}: ${description}${code}${advice ? `: ${advice}` : ""}`, {
-      ...(serverCode === undefined ? {} : { serverCode }),
-      ...(status === undefined ? {} : { status }),
-    });
+    throw new ApiRequestError("server", `${subject}: ${answer.message}${code}${advice ? `: ${advice}` : ""}`, answer);
   }
   return reply;
 }
@@ -199,31 +206,42 @@ export async function jetStreamRequest(
  */
 const SERVER_CODE_ADVICE = new Map<number, string>([
   [
-    10005, // JSClusterNoPeersErr: "no suitable peers for placement"
+    JETSTREAM_CODES.clusterNoPeers,
     "fewer servers can take this bucket than its replicas. Check that every server is up with JetStream and room, and that each is in the JetStream meta group (`nats server report jetstream`): a fresh 2.10 cluster can leave one out, and it joins once restarted. Then raise again",
   ],
 ]);
 
 function describeRequestFailure(subject: string, error: unknown, timeoutMs: number): ApiRequestError {
-  const causes: unknown[] = [error, (error as { cause?: unknown } | undefined)?.cause];
-  if (causes.some((cause) => cause instanceof PermissionViolationError)) {
-    return new ApiRequestError(
-      "denied",
-      `${subject}: permission denied: connect as the controller's state user (composeControllerGrant) with its inbox prefix`,
-      { cause: error },
-    );
+  const failure = classifyJetStreamError(error);
+  switch (failure.kind) {
+    case "permission":
+      return new ApiRequestError(
+        "denied",
+        `${subject}: permission denied: connect as the controller's state user (composeControllerGrant) with its inbox prefix`,
+        error,
+      );
+    case "no-responders":
+      return new ApiRequestError(
+        "no-responders",
+        `${subject}: no JetStream answered: is JetStream enabled for this account, and does the cluster have a leader?`,
+        error,
+      );
+    case "timeout":
+      return noAnswer(subject, timeoutMs, 1, error);
+    case "connection-closed":
+      // As a timeout: no answer came, and the server may still have applied it.
+      return new ApiRequestError(
+        "timeout",
+        `${subject}: the connection closed before an answer came (the server may still apply it)`,
+        error,
+      );
+    default:
+      return new ApiRequestError(
+        "server",
+        `${subject}: ${error instanceof Error ? error.message : String(error)}`,
+        error,
+      );
   }
-  if (causes.some((cause) => cause instanceof NoRespondersError)) {
-    return new ApiRequestError(
-      "no-responders",
-      `${subject}: no JetStream answered: is JetStream enabled for this account, and does the cluster have a leader?`,
-      { cause: error },
-    );
-  }
-  if (causes.some((cause) => cause instanceof TimeoutError)) return noAnswer(subject, timeoutMs, 1, error);
-  return new ApiRequestError("server", `${subject}: ${error instanceof Error ? error.message : String(error)}`, {
-    cause: error,
-  });
 }
 
 function noAnswer(subject: string, timeoutMs: number, asks: number, cause: unknown): ApiRequestError {
@@ -231,7 +249,7 @@ function noAnswer(subject: string, timeoutMs: number, asks: number, cause: unkno
   return new ApiRequestError(
     "timeout",
     `${subject}: no answer within ${timeoutMs} ms${asked} (is every server up, with a JetStream leader? A replicated bucket needs as many servers as replicas)`,
-    { cause },
+    cause,
   );
 }
 

@@ -1,3 +1,4 @@
+import { JETSTREAM_UNAVAILABLE_STATUS } from "@mesh/jetstream-calls";
 import { isDeletionMarker } from "@mesh/manifest-schema";
 import { type ConsumerInfo, JetStreamError, jetstream } from "@nats-io/jetstream";
 import { type NatsConnection, nanos, nuid, PermissionViolationError } from "@nats-io/nats-core";
@@ -71,7 +72,7 @@ export async function scanMarkers(
     return await readAll(connection, created, timeoutMs, refusals.seen);
   } catch (error) {
     // A refused pull reaches the connection's status, not the fetch, which only sees no answer.
-    if (refusals.seen()) throw new ApiRequestError("denied", `${pulls}: permission denied`, { cause: error });
+    if (refusals.seen()) throw new ApiRequestError("denied", `${pulls}: permission denied`, error);
     throw error;
   } finally {
     refusals.stop();
@@ -157,5 +158,5 @@ function watchRefusals(connection: NatsConnection, subject: string): { seen(): b
 function pulledFromNoOne(failure: unknown): boolean {
   if (!(failure instanceof JetStreamError)) return false;
   const { code } = failure as { code?: unknown };
-  return code === undefined || code === 503;
+  return code === undefined || code === JETSTREAM_UNAVAILABLE_STATUS;
 }

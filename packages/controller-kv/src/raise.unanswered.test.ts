@@ -1,3 +1,4 @@
+import { ASKS_PER_TIMEOUT } from "@mesh/jetstream-calls";
 import { startCluster } from "@mesh/nats-harness";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
@@ -10,7 +11,6 @@ import {
   STATE_ACCOUNT_CONFIG,
   serverForFile,
 } from "../test/support.js";
-import { ASKS_PER_TIMEOUT } from "./jsapi.js";
 import { raise } from "./raise.js";
 
 const TIMEOUT_MS = 2_000;

@@ -161,8 +161,8 @@ export interface DanglingRead {
 }
 
 /**
- * How a JetStream API request failed: `timeout` (no answer in time — the server may still apply it; the next
- * raise sees what it did), `no-responders` (no JetStream listening), `denied` (the user may not send it),
+ * How a JetStream API request failed: `timeout` (no answer in time, or the connection closed first — the
+ * server may still apply it; the next raise sees what it did), `no-responders` (no JetStream listening), `denied` (the user may not send it),
  * `server` (JetStream answered with an error: the request was not applied).
  */
 export type ApiFailure = "timeout" | "no-responders" | "denied" | "server";

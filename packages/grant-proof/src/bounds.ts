@@ -1,11 +1,9 @@
+import { isApiError, JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import { MESH_CAPS, streamName } from "@mesh/manifest-schema";
 import type { ConsumerReader } from "@mesh/runtime-state/internal";
 import { check, expect, fact, type Recorder } from "./check.js";
-import { apiErrorCode, describeError, type StateClient } from "./operations.js";
+import { describeError, type StateClient } from "./operations.js";
 import { listKeys } from "./reads.js";
-
-/** JetStream's "maximum consumers limit reached". */
-const MAXIMUM_CONSUMERS_LIMIT = 10026;
 
 /** The controller set `max_consumers` at creation: the small cap on the small bucket, the mesh's elsewhere. */
 export async function capConfigChecks(
@@ -47,7 +45,7 @@ export async function consumerCapChecks(
       operation: `create consumers past max_consumers (${cap})`,
       bucket,
       expected: "refused",
-      isRefusal: (error) => apiErrorCode(error) === MAXIMUM_CONSUMERS_LIMIT,
+      isRefusal: (error) => isApiError(error, JETSTREAM_CODES.maximumConsumers),
     },
     async () => {
       for (let index = 0; index <= cap; index += 1) {

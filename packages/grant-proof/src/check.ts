@@ -1,5 +1,6 @@
+import { isPermissionViolation } from "@mesh/jetstream-calls";
 import type { Logger } from "pino";
-import { describeError, isPermissionViolation } from "./operations.js";
+import { describeError } from "./operations.js";
 import type { Outcome, ProofFact, ProofRow } from "./types.js";
 
 /** Where rows and facts go, and the logger the proof reports progress to. */

@@ -1,9 +1,10 @@
 import { CONSUMER_INACTIVE_LIMIT_NANOSECONDS } from "@mesh/controller-kv";
+import { classifyJetStreamError, JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import { streamName } from "@mesh/manifest-schema";
 import { nanos, nuid } from "@nats-io/nats-core";
 import { snapshotStream } from "./buckets.js";
 import { check, fact, type Recorder } from "./check.js";
-import { apiErrorCode, apiRequest, describeError, isPermissionViolation, type StateClient } from "./operations.js";
+import { apiRequest, describeError, type StateClient } from "./operations.js";
 
 /**
  * No lasting consumers (docs/decisions/0006-no-lasting-consumers.md): every form of consumer a machine could
@@ -12,10 +13,7 @@ import { apiErrorCode, apiRequest, describeError, isPermissionViolation, type St
  */
 
 const DAY_NS = nanos(86_400_000);
-/** "consumer expected to be ephemeral but a durable name was set in request" */
-const EPHEMERAL_WITH_DURABLE_NAME = 10020;
-/** "consumer inactive threshold exceeds system limit" (the stream's consumer_limits) */
-const INACTIVE_THRESHOLD_EXCESS = 10153;
+const { ephemeralWithDurableName, inactiveThresholdExcess } = JETSTREAM_CODES;
 
 interface Form {
   /** The fact's name: `lasting.<key>`. */
@@ -91,9 +89,11 @@ interface Created {
 
 /** Why a refusal happened, for the fact's value. */
 function refusalKind(error: unknown): string | undefined {
-  if (isPermissionViolation(error)) return "permission";
-  const code = apiErrorCode(error);
-  if (code === EPHEMERAL_WITH_DURABLE_NAME || code === INACTIVE_THRESHOLD_EXCESS) return String(code);
+  const failure = classifyJetStreamError(error);
+  if (failure.kind === "permission") return "permission";
+  if (failure.kind !== "api-error") return undefined;
+  if (failure.code === ephemeralWithDurableName || failure.code === inactiveThresholdExcess)
+    return String(failure.code);
   return undefined;
 }
 
@@ -153,7 +153,7 @@ export async function lastingConsumerChecks(
     fact(recorder, `lasting.${form.key}`, outcome.value, form.operation.replace("lasting consumer: ", ""));
   }
   const day = [outcomes["named-day"], outcomes["ephemeral-day"]];
-  const limits = day.some((outcome) => outcome?.value === `refused (${INACTIVE_THRESHOLD_EXCESS})`)
+  const limits = day.some((outcome) => outcome?.value === `refused (${inactiveThresholdExcess})`)
     ? "refuses above"
     : day.some((outcome) => outcome?.value.startsWith("bounded"))
       ? "clamps"

@@ -102,21 +102,6 @@ export function describeError(error: unknown): string {
   return error instanceof Error && error.cause instanceof Error ? `${top}: ${describeError(error.cause)}` : top;
 }
 
-export function isPermissionViolation(error: unknown): boolean {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof PermissionViolationError) return true;
-  }
-  return false;
-}
-
-/** The JetStream API error code of a failure (looking through causes), if it is one. */
-export function apiErrorCode(error: unknown): number | undefined {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof JetStreamApiError) return cause.code;
-  }
-  return undefined;
-}
-
 /**
  * A raw JetStream API request, for what an attacker sends (the runtime never does): resolves with the
  * answer, throws the client's `JetStreamApiError` for an error answer, or the request's own failure.

@@ -1,6 +1,6 @@
+import { isApiError, JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import { streamName } from "@mesh/manifest-schema";
 import type { ConsumerReader, PulledMessage, ReaderStart } from "@mesh/runtime-state/internal";
-import { JetStreamApiError } from "@nats-io/jetstream";
 import { describeError, type StateClient } from "./operations.js";
 
 /**
@@ -71,15 +71,12 @@ export async function watchWithLiveUpdate(
   }
 }
 
-const CONSUMER_NOT_FOUND = 10014;
-
 /** Stops a watch as the runtime does (`close`: delete now), then confirms the server no longer knows it. */
 export async function stopWatch(client: StateClient, bucket: string, reader: ConsumerReader): Promise<void> {
   if (!(await reader.close())) throw new Error(`consumer ${reader.name} could not be deleted`);
   const again = await client.jsm.consumers.delete(streamName(bucket), reader.name).then(
     () => "still there",
-    (error: unknown) =>
-      error instanceof JetStreamApiError && error.code === CONSUMER_NOT_FOUND ? "gone" : describeError(error),
+    (error: unknown) => (isApiError(error, JETSTREAM_CODES.consumerNotFound) ? "gone" : describeError(error)),
   );
   if (again !== "gone") throw new Error(`consumer ${reader.name} after CONSUMER.DELETE: ${again}`);
 }

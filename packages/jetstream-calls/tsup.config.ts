@@ -1,0 +1,3 @@
+import { meshPackage } from "../../tsup.base.js";
+
+export default meshPackage({ entry: { index: "src/index.ts" } });
