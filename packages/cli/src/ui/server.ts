@@ -115,8 +115,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       // piling events up in memory here.
       if (response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) return Promise.resolve();
       return new Promise((resolve) => {
-        response.once("drain", resolve);
-        response.once("close", resolve);
+        const done = () => {
+          response.off("drain", done);
+          response.off("close", done);
+          resolve();
+        };
+        response.on("drain", done);
+        response.on("close", done);
       });
     };
     response.write("retry: 1000\n\n");
