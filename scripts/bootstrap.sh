@@ -30,3 +30,7 @@ fi
 echo "bootstrap: nats-server for this run: $NATS_SERVER_BIN" >&2
 
 pnpm install --frozen-lockfile --reporter=append-only >&2
+
+# Debian's Chromium, for the web view's browser tests (packages/cli/src/ui).
+CHROMIUM_BIN=$(bash "$root/scripts/chromium.sh")
+export CHROMIUM_BIN

@@ -23,7 +23,7 @@ import { UsageError } from "./types.js";
 export const READER_ARG_OPTIONS = { ...SERVER_ARG_OPTIONS, json: { type: "boolean", default: false } } as const;
 
 /** The module name the reading membership is issued to; never a bucket owner, never on the wire. */
-const OPERATOR_MODULE = "operator";
+export const OPERATOR_MODULE = "operator";
 
 export const READER_HELP_OPTIONS = `  BUCKET               <module>.<name>, as a module's \`reads\` names it: operators-agent.mcp-servers
 ${SERVER_HELP_OPTIONS}
@@ -57,6 +57,31 @@ export function defaultInboxPrefix(user: string | undefined): string | undefined
   return machine === undefined ? undefined : machineInboxPrefix(machine);
 }
 
+/** A reader's connection: the options completed by the context, and the inbox prefix its grant allows. */
+export interface ReaderConnection {
+  connection: NatsConnection;
+  inboxPrefix: string | undefined;
+  options: ServerOptions;
+}
+
+/** Connects as a reader (the inspector, or a machine's state user): what every reading command shares. */
+export async function connectAsReader(
+  given: ServerOptions & { "inbox-prefix"?: string },
+  command: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ReaderConnection> {
+  const options = await resolveServerOptions(given, env);
+  const inboxPrefix = options.inboxPrefix ?? defaultInboxPrefix(options.user);
+  const connection: NatsConnection = await connectToServer(
+    { ...options, ...(inboxPrefix ? { inboxPrefix } : {}) },
+    `mesh-state ${command}`,
+    // A runtime connection: no stack captured per request for async traces (runtime-state's README).
+    { noAsyncTraces: true },
+    env,
+  );
+  return { connection, inboxPrefix, options };
+}
+
 export async function openBucketReader(
   reference: string | undefined,
   given: ServerOptions & { "inbox-prefix"?: string },
@@ -69,15 +94,7 @@ export async function openBucketReader(
       `BUCKET is <module>.<name> (e.g. operators-agent.mcp-servers), got ${JSON.stringify(reference ?? "")}`,
     );
   const bucket = bucketName(parts.module, parts.name);
-  const options = await resolveServerOptions(given, env);
-  const inboxPrefix = options.inboxPrefix ?? defaultInboxPrefix(options.user);
-  const connection: NatsConnection = await connectToServer(
-    { ...options, ...(inboxPrefix ? { inboxPrefix } : {}) },
-    `mesh-state ${command}`,
-    // A runtime connection: no stack captured per request for async traces (runtime-state's README).
-    { noAsyncTraces: true },
-    env,
-  );
+  const { connection, inboxPrefix, options } = await connectAsReader(given, command, env);
   const service = createStateService({
     connection,
     membership: { module: OPERATOR_MODULE, buckets: { [reference]: { bucket, access: "read" } } },

@@ -16,4 +16,5 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   get: async () => (await import("./commands/get.js")).command,
   watch: async () => (await import("./commands/watch.js")).command,
   history: async () => (await import("./commands/history.js")).command,
+  ui: async () => (await import("./ui/command.js")).command,
 };
