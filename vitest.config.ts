@@ -57,7 +57,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          include: ["integration/src/**/*.test.ts", "examples/*/src/**/*.test.ts"],
+          include: ["integration/src/**/*.test.ts", "bench/src/**/*.test.ts", "examples/*/src/**/*.test.ts"],
           setupFiles,
           testTimeout: 120_000,
           hookTimeout: 120_000,

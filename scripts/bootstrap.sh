@@ -1,10 +1,32 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks: pnpm (pinned by package.json's packageManager), the pinned
-# nats-server builds and natscli,
-# then the workspace's dependencies from the lockfile. Sourced by scripts/test.sh and scripts/demo.sh.
+# nats-server builds and natscli, then the workspace's dependencies from the lockfile. Sourced by
+# scripts/test.sh (every pinned server) and scripts/demo.sh, which sets bootstrap_servers=default first: the
+# demo runs only the default server, so only that one is built.
+# Each long step says what it does and how long it took when stdout is a terminal, and is quiet otherwise;
+# what a failed step printed is shown either way.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+bootstrap_progress=false
+[ -t 1 ] && bootstrap_progress=true
+
+# bootstrap_step <what> <command...>: runs the command, its output kept back unless it fails.
+bootstrap_step() {
+  local what=$1 started=$SECONDS output
+  shift
+  [ "$bootstrap_progress" = true ] && echo "bootstrap: $what..." >&2
+  output=$(mktemp)
+  if ! "$@" >"$output" 2>&1; then
+    echo "bootstrap: $what failed:" >&2
+    cat "$output" >&2
+    rm -f "$output"
+    return 1
+  fi
+  rm -f "$output"
+  [ "$bootstrap_progress" = true ] && echo "bootstrap: $what: done in $((SECONDS - started)) s" >&2
+  return 0
+}
 
 pnpm_version=$(node -p 'require("./package.json").packageManager.split("@")[1]')
 if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$pnpm_version" ]; then
@@ -12,8 +34,8 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$p
   # into a private prefix, not the machine's global one.
   prefix="${MESH_TOOLS_DIR:-$HOME/.cache/mesh-state-tools}/pnpm-$pnpm_version"
   if [ ! -x "$prefix/bin/pnpm" ]; then
-    echo "bootstrap: installing pnpm $pnpm_version into $prefix" >&2
-    npm install --global --prefix "$prefix" --no-audit --no-fund --loglevel=error "pnpm@$pnpm_version" >&2
+    bootstrap_step "installing pnpm $pnpm_version into $prefix" \
+      npm install --global --prefix "$prefix" --no-audit --no-fund --loglevel=error "pnpm@$pnpm_version"
   fi
   export PATH="$prefix/bin:$PATH"
 fi
@@ -21,7 +43,10 @@ fi
 # The pinned nats-server versions (scripts/nats-server-versions.txt), built once into the tools cache.
 # NATS_SERVER_PATHS holds "<version> <path>" lines for scripts/test.sh; the newest is the default server
 # unless the caller chose one with NATS_SERVER_BIN.
-NATS_SERVER_PATHS=$(bash "$root/scripts/nats-servers.sh")
+nats_servers_options=()
+[ "${bootstrap_servers:-all}" = default ] && nats_servers_options+=(--default-only)
+[ "$bootstrap_progress" = true ] && nats_servers_options+=(--progress)
+NATS_SERVER_PATHS=$(bash "$root/scripts/nats-servers.sh" ${nats_servers_options[@]+"${nats_servers_options[@]}"})
 export NATS_SERVER_PATHS
 if [ -z "${NATS_SERVER_BIN:-}" ]; then
   NATS_SERVER_BIN=$(printf '%s\n' "$NATS_SERVER_PATHS" | tail -n 1 | cut -d' ' -f2-)
@@ -29,8 +54,4 @@ if [ -z "${NATS_SERVER_BIN:-}" ]; then
 fi
 echo "bootstrap: nats-server for this run: $NATS_SERVER_BIN" >&2
 
-pnpm install --frozen-lockfile --reporter=append-only >&2
-
-# Debian's Chromium, for the web view's browser tests (packages/cli/src/ui).
-CHROMIUM_BIN=$(bash "$root/scripts/chromium.sh")
-export CHROMIUM_BIN
+bootstrap_step "installing the dependencies (pnpm install)" pnpm install --frozen-lockfile --reporter=append-only

@@ -8,7 +8,7 @@ source "$here/fault-packages.sh"
 # shellcheck source=go-install.sh
 source "$here/go-install.sh"
 staticcheck_version=v0.8.2
-go_install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version" "$tools/staticcheck-$staticcheck_version" staticcheck
+go_install "staticcheck $staticcheck_version" "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version" "$tools/staticcheck-$staticcheck_version" staticcheck
 : "${NATS_SERVER_BIN:?test-chaos: NATS_SERVER_BIN must name the nats-server to put on lazyfs (scripts/bootstrap.sh sets it)}"
 cd "$here/../chaos"
 test -z "$(gofmt -l .)" || { echo "gofmt: these files need formatting:"; gofmt -l .; exit 1; }

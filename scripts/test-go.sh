@@ -8,7 +8,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/go-install.sh"
 # staticcheck 2026.2.2: the newest release, the first line to support Go 1.26 (2026.1); built once into the tools cache.
 staticcheck_version=v0.8.2
-go_install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version" "$tools/staticcheck-$staticcheck_version" staticcheck
+go_install "staticcheck $staticcheck_version" "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version" "$tools/staticcheck-$staticcheck_version" staticcheck
 staticcheck="$tools/staticcheck-$staticcheck_version/staticcheck"
 
 # check <dir>: gofmt, go vet and staticcheck over the Go module in <dir>.

@@ -7,6 +7,9 @@
 #   bash scripts/test.sh --versions-only  the other versions only (builds first; for development)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+# Debian's Chromium, for the web view's browser tests (packages/cli/src/ui); the demo does without it.
+CHROMIUM_BIN=$(bash "$root/scripts/chromium.sh")
+export CHROMIUM_BIN
 
 versions_only=false
 [ "${1:-}" = "--versions-only" ] && versions_only=true

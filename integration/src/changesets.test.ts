@@ -51,6 +51,7 @@ beforeAll(async () => {
   const folders = [
     ...workspacePackages().map((pkg) => `packages/${pkg.dir}`),
     "integration",
+    "bench",
     ...(existsSync(join(REPO_ROOT, "examples"))
       ? readdirSync(join(REPO_ROOT, "examples")).map((dir) => `examples/${dir}`)
       : []),

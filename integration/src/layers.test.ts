@@ -7,9 +7,13 @@ import { expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const FIXTURE_LAYER = 4;
-/** Test code: used by tests only, so only ever a devDependency (integration is tests: it may depend on it). */
+/** Test code: used by tests only, so only ever a devDependency of what ships. */
 const TEST_ONLY = ["@mesh/nats-harness"];
-const TESTS = ["@mesh/integration"];
+/**
+ * Private workspaces that run only from a checkout and reach no package or bundle: the tests, the bench and the
+ * demo, which use the harness's signal reaping and consumer count at run time, so they may depend on it.
+ */
+const NEVER_SHIPPED = ["@mesh/integration", "@mesh/bench", "@mesh/example-demo"];
 
 /** Layer of each package, by its name without `@mesh/`, from the README's ```text block under "### Layers". */
 function readLayers(): Map<string, number> {
@@ -37,6 +41,7 @@ function manifests(): Manifest[] {
     ...readdirSync(join(ROOT, "packages")).map((dir) => join(ROOT, "packages", dir)),
     ...readdirSync(join(ROOT, "examples")).map((dir) => join(ROOT, "examples", dir)),
     join(ROOT, "integration"),
+    join(ROOT, "bench"),
   ];
   // Go modules (packages/sdk-go, examples/licence-binding-go) have no package.json: they speak the wire only.
   return dirs
@@ -89,7 +94,7 @@ it("every package uses only lower layers; tests may also use the fixtures, and t
 
 it("test code is only ever a dev dependency: nothing that ships depends on it", () => {
   const breaches = manifests()
-    .filter((manifest) => !TESTS.includes(manifest.name))
+    .filter((manifest) => !NEVER_SHIPPED.includes(manifest.name))
     .flatMap((manifest) =>
       workspace(manifest.dependencies)
         .filter((dep) => TEST_ONLY.includes(dep))
@@ -106,7 +111,12 @@ const OWN_CALL_POLICY = ["@mesh/runtime-state"];
 it("one JetStream call policy: every product package that uses the JetStream client takes it from jetstream-calls, on layer 0", () => {
   expect(readLayers().get("jetstream-calls")).toBe(0);
   const breaches = manifests()
-    .filter((manifest) => !TESTS.includes(manifest.name) && manifest.name !== "@mesh/jetstream-calls")
+    .filter(
+      (manifest) =>
+        !NEVER_SHIPPED.includes(manifest.name) &&
+        !TEST_ONLY.includes(manifest.name) &&
+        manifest.name !== "@mesh/jetstream-calls",
+    )
     .filter((manifest) => Object.hasOwn(manifest.dependencies ?? {}, "@nats-io/jetstream"))
     .filter((manifest) => !Object.hasOwn(manifest.dependencies ?? {}, "@mesh/jetstream-calls"))
     .map((manifest) => manifest.name);

@@ -6,13 +6,12 @@ import { fileURLToPath } from "node:url";
 import { issueBuckets } from "@mesh/controller-kv";
 import { spawnServedBundle, startMesh } from "@mesh/dev-mesh";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
-import { assertBuildIsFresh } from "@mesh/nats-harness";
+import { assertBuildIsFresh, consumerNames } from "@mesh/nats-harness";
 import type { StateLimits } from "@mesh/runtime-state";
 import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type KvEntry, Kvm } from "@nats-io/kv";
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { pino } from "pino";
-import { consumerNames } from "../consumer-names.js";
 
 export const MODULE = "faults";
 export const BUCKET = `mod_${MODULE}_items`;

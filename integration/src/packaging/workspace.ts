@@ -47,11 +47,12 @@ export function publishedPackages(): WorkspacePackage[] {
   return workspacePackages().filter((pkg) => pkg.manifest.private !== true);
 }
 
-/** Names of every private workspace package (packages/, integration, examples): never imported by a published dist. */
+/** Names of every private workspace package (packages/, integration, bench, examples): never imported by a published dist. */
 export function privatePackageNames(): string[] {
   const folders = [
     ...workspacePackages().map((pkg) => pkg.path),
     join(REPO_ROOT, "integration"),
+    join(REPO_ROOT, "bench"),
     ...(existsSync(join(REPO_ROOT, "examples"))
       ? readdirSync(join(REPO_ROOT, "examples")).map((dir) => join(REPO_ROOT, "examples", dir))
       : []),

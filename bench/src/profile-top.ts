@@ -40,7 +40,7 @@ export function groupOf({ functionName, url }: CallFrame): string {
   if (url.includes("/pino")) return "pino";
   const ours = /\/packages\/([^/]+)\/dist\//.exec(url);
   if (ours) return `ours: ${ours[1]}`;
-  if (url.includes("/integration/") || url.includes("bench-")) return "bench harness";
+  if (url.includes("/bench/") || url.includes("bench-")) return "bench harness";
   if (url === "") {
     if (functionName === "parse") return "JSON.parse";
     if (functionName === "stringify") return "JSON.stringify";
@@ -68,7 +68,7 @@ export function groupOf({ functionName, url }: CallFrame): string {
 }
 
 const frameName = ({ functionName, url, lineNumber }: CallFrame) => {
-  const file = url.replace(/^.*\/(packages|node_modules|integration)\//, "").replace(/^file:\/\//, "");
+  const file = url.replace(/^.*\/(packages|node_modules|bench)\//, "").replace(/^file:\/\//, "");
   return `${functionName || "(anonymous)"} ${file ? `${file}:${lineNumber + 1}` : ""}`.trim();
 };
 

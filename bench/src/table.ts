@@ -16,7 +16,7 @@ export interface Row {
   unit: string;
   mesh: number;
   raw: number;
-  /** What the design allows at best for the mesh figure: raw + the echo's round trip (see main.ts). */
+  /** What the design allows at best for the mesh figure: raw + the echo's round trip (see getput.ts). */
   floor?: number;
   target?: Target;
 }

@@ -8,7 +8,7 @@ import { listProcesses, natsServersStartedBy, pollUntil, processRuns } from "@me
 import { expect, it } from "vitest";
 
 const DEMO = fileURLToPath(new URL("../dist/demo.js", import.meta.url));
-const AGENT = fileURLToPath(new URL("../../examples/operators-agent/dist/agent.js", import.meta.url));
+const AGENT = fileURLToPath(new URL("../../operators-agent/dist/agent.js", import.meta.url));
 /** Each build and the sources it is made of: a stale build would test yesterday's demo. */
 const BUILDS = [
   {
@@ -18,7 +18,7 @@ const BUILDS = [
   {
     built: AGENT,
     sources: ["agent.ts", "schema.ts", "output.ts"].map((file) =>
-      fileURLToPath(new URL(`../../examples/operators-agent/src/${file}`, import.meta.url)),
+      fileURLToPath(new URL(`../../operators-agent/src/${file}`, import.meta.url)),
     ),
   },
 ];

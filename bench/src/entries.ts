@@ -3,12 +3,13 @@
  * processes it starts beside itself. Shared by tsup.config.ts and the smoke test, which builds them apart.
  */
 export const BENCH_ENTRIES = {
-  bench: "src/bench/main.ts",
-  "bench-host": "src/bench/host.ts",
-  "bench-bundle": "src/bench/bundle.ts",
-  "bench-echo": "src/bench/echo-child.ts",
-  "bench-profile-top": "src/bench/profile-top.ts",
-  "bench-fleet-host": "src/bench/fleet-host.ts",
+  bench: "src/main.ts",
+  "bench-host": "src/host.ts",
+  "bench-bundle": "src/bundle.ts",
+  "bench-echo": "src/echo-child.ts",
+  "bench-profile-top": "src/profile-top.ts",
+  "bench-fleet-host": "src/fleet-host.ts",
+  "web-view": "src/web-view.ts",
 };
 
 /** Workspace packages with no build (their exports are their sources): every built entry bundles them. */

@@ -8,6 +8,8 @@ import { raise } from "@mesh/controller-kv";
 import { declaredBuckets, MESH_CAPS, parseCatalogue } from "@mesh/manifest-schema";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { count, emit, note } from "./report.js";
+import type { Sizes } from "./sizes.js";
 import type { Credentials, World } from "./world.js";
 
 /**
@@ -117,4 +119,30 @@ export async function benchRaise(world: World, buckets: number): Promise<RaiseFi
   } finally {
     await Promise.all(connections.map((connection) => connection.close().catch(() => undefined)));
   }
+}
+
+/** The raise section's rows. */
+export async function raiseSection(world: World, sizes: Sizes): Promise<void> {
+  const figures = await benchRaise(world, sizes.raiseBuckets);
+  const n = count(figures.buckets);
+  const { mesh, raw } = figures;
+  emit({ metric: `raise ${n} declared buckets, first time`, unit: "ms", mesh: mesh.first.ms, raw: raw.first.ms });
+  emit({
+    metric: `raise ${n} declared buckets, first time`,
+    unit: "JetStream API requests",
+    mesh: mesh.first.requests,
+    raw: raw.first.requests,
+  });
+  emit({ metric: `raise ${n} declared buckets again`, unit: "ms", mesh: mesh.again.ms, raw: raw.again.ms });
+  const againMet = mesh.again.writes === 0 && mesh.again.lists <= 5 && mesh.againUnchanged === figures.buckets;
+  emit({
+    metric: `raise ${n} declared buckets again`,
+    unit: "JetStream API requests",
+    mesh: mesh.again.requests,
+    raw: raw.again.requests,
+    target: { text: `0 writes, ≤ 5 lists (${mesh.again.writes} writes, ${mesh.again.lists} lists)`, met: againMet },
+  });
+  note(
+    `raw: kvm.create() for each bucket, one after another; writes: raise ${mesh.first.writes} then ${mesh.again.writes}, kvm.create() ${raw.first.writes} then ${raw.again.writes}`,
+  );
 }

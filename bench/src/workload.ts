@@ -58,6 +58,11 @@ export function quantile(samples: readonly number[], q: number): number {
   return sorted[rank]!;
 }
 
+/** An empty series of per-run figures under each name, filled run by run. */
+export function series<Name extends string>(...names: Name[]): Record<Name, number[]> {
+  return Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
+}
+
 export function median(samples: readonly number[]): number {
   return quantile(samples, 0.5);
 }

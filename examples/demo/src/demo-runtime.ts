@@ -7,7 +7,7 @@ import { spawnServedBundle } from "@mesh/dev-mesh";
 import type { StateService } from "@mesh/runtime-state";
 import type { NatsConnection } from "@nats-io/nats-core";
 
-export const EXAMPLE = fileURLToPath(new URL("../../examples/operators-agent/", import.meta.url));
+export const EXAMPLE = fileURLToPath(new URL("../../operators-agent/", import.meta.url));
 const GRACE_MS = 2_000;
 
 /** One line a bundle reported: `{module, machine, event, ...}`. */

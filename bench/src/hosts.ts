@@ -62,3 +62,28 @@ export class Host {
     clearTimeout(timer);
   }
 }
+
+export type StartHost = (who: Credentials, name: string, nodeFlags?: string[]) => Promise<Host>;
+export type StopHosts = (hosts: Host[]) => Promise<void>;
+
+/** The hosts a run's sections start on one server: each section stops its own, and the run stops what is left. */
+export class HostPool {
+  private readonly hosts: Host[] = [];
+
+  constructor(private readonly url: string) {}
+
+  readonly start: StartHost = async (who, name, nodeFlags = []) => {
+    const host = await Host.start(this.url, who, name, nodeFlags);
+    this.hosts.push(host);
+    return host;
+  };
+
+  readonly stop: StopHosts = async (some) => {
+    await Promise.all(some.map((host) => host.stop()));
+    for (const host of some) this.hosts.splice(this.hosts.indexOf(host), 1);
+  };
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.hosts.map((host) => host.stop()));
+  }
+}

@@ -5,10 +5,10 @@
 import { type KV, Kvm } from "@nats-io/kv";
 import { meshCpu, ownCpu, perCall } from "./cpu.js";
 import { Echo } from "./echo.js";
-import type { Host } from "./hosts.js";
-import type { Sizes, StartHost, StopHosts } from "./main.js";
+import type { Host, StartHost, StopHosts } from "./hosts.js";
 import { phase } from "./profile.js";
 import { bytes, count, emit, note } from "./report.js";
+import type { Sizes } from "./sizes.js";
 import {
   benchValue,
   LARGE_ITEMS,
@@ -19,6 +19,7 @@ import {
   type SequentialFigures,
   type SequentialRun,
   sequentialFigures,
+  series,
   VALUE_BYTES,
 } from "./workload.js";
 import { BUCKETS, fill, natsBucket, type World } from "./world.js";
@@ -344,13 +345,7 @@ async function largeValueOps(sizes: Sizes, host: Host, kv: KV): Promise<void> {
   for (const op of ["put", "get"] as const) {
     await runSequential(Math.ceil(sizes.largeOps / 4), raw[op]);
     await mesh(op, Math.ceil(sizes.largeOps / 4));
-    const figures = {
-      raw: [] as number[],
-      mesh: [] as number[],
-      rawCpu: [] as number[],
-      runtime: [] as number[],
-      bundle: [] as number[],
-    };
+    const figures = series("raw", "mesh", "rawCpu", "runtime", "bundle");
     for (let run = 0; run < sizes.runs; run++) {
       const rawRun = await ownCpu(() =>
         phase(`raw large ${op}`, sizes.largeOps, () => runSequential(sizes.largeOps, raw[op])),

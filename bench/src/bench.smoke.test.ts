@@ -3,19 +3,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "tsup";
 import { afterAll, expect, it } from "vitest";
-import { BENCH_ENTRIES, SOURCE_PACKAGES } from "./bench/entries.js";
-import { parseRow } from "./bench/table.js";
+import { BENCH_ENTRIES, SOURCE_PACKAGES } from "./entries.js";
+import { parseRow } from "./table.js";
 
 // The benchmark itself never runs in the test command; this smoke run of it with tiny sizes does, so the
 // bench script cannot rot. It builds the bench's entries apart from dist/ (never touching what `pnpm bench`
-// or the demo run), below integration/node_modules so the built files resolve the workspace packages.
-const integration = fileURLToPath(new URL("../", import.meta.url));
-const outDir = mkdtempSync(`${integration}node_modules/.cache-bench-smoke-`);
+// runs), below bench/node_modules so the built files resolve the workspace packages.
+const bench = fileURLToPath(new URL("../", import.meta.url));
+const outDir = mkdtempSync(`${bench}node_modules/.cache-bench-smoke-`);
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 it("the bench runs every section with tiny sizes and prints every figure with a number and a ratio", async () => {
   await build({
-    entry: Object.fromEntries(Object.entries(BENCH_ENTRIES).map(([name, path]) => [name, `${integration}${path}`])),
+    entry: Object.fromEntries(Object.entries(BENCH_ENTRIES).map(([name, path]) => [name, `${bench}${path}`])),
     outDir,
     format: ["esm"],
     target: "node20",

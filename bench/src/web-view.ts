@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // The web view (`mesh-state ui`) against the demo's mesh, in Debian's Chromium through playwright-core:
-//   node integration/dist/web-view.js            a screenshot of each view into docs/guides/web-view/
-//   node integration/dist/web-view.js --measure  first render of a 10,000-key bucket, and put -> screen p50/p99
+//   node bench/dist/web-view.js            a screenshot of each view into docs/guides/web-view/
+//   node bench/dist/web-view.js --measure  first render of a 10,000-key bucket, and put -> screen p50/p99
 // A measurement, not a test: it prints figures (docs/guides/web-view.md keeps them with the machine's load).
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -12,9 +12,9 @@ import { composeInspectorGrant } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
 import { createStateService } from "@mesh/runtime-state";
 import { chromium } from "playwright-core";
-import { EXAMPLE } from "./demo-runtime.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const EXAMPLE = `${ROOT}examples/operators-agent/`;
 const CLI = `${ROOT}packages/cli/dist/main.js`;
 const SHOTS = `${ROOT}docs/guides/web-view/`;
 const measure = process.argv.includes("--measure");
