@@ -25,6 +25,7 @@ import type {
   Watch,
 } from "./types.js";
 import type { ValueCodec } from "./values.js";
+import type { VerbCaller } from "./verb-caller.js";
 import { type WatchLink, WatchStream } from "./watch.js";
 
 /**
@@ -55,12 +56,6 @@ interface OwnedTransport {
   /** Fails every request still waiting. */
   close(reason: string): void;
   release(): Promise<void>;
-}
-
-/** The verbs as a handle calls them: params in, a parsed result or a typed error out. */
-export interface VerbCaller {
-  call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>>;
-  openWatch<V>(codec: ValueCodec<V>, params: StateParams<"mesh/state.watch">): Watch<V>;
 }
 
 /** A batch whose watch id is not known yet: the runtime may send it before the `watch` answer arrives. */
