@@ -13,8 +13,10 @@ const runtimeMemoryTests = [
   "packages/runtime-state/src/backpressure.test.ts",
   "packages/runtime-state/src/chaos.test.ts",
 ];
+// A subpath (`@mesh/sdk-ts/stdio`, `@mesh/state-protocol/jsonrpc`) is built from src/<subpath>.ts; one with a dot
+// in it (`@mesh/manifest-schema/schema.json`) is a file the package ships as it is.
 const alias = readdirSync(`${root}packages`).flatMap((dir) => [
-  { find: new RegExp(`^@mesh/${dir}/stdio$`), replacement: `${root}packages/${dir}/src/stdio.ts` },
+  { find: new RegExp(`^@mesh/${dir}/([\\w-]+)$`), replacement: `${root}packages/${dir}/src/$1.ts` },
   { find: new RegExp(`^@mesh/${dir}$`), replacement: `${root}packages/${dir}/src/index.ts` },
 ]);
 

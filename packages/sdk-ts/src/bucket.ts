@@ -1,4 +1,5 @@
-import { findCredential, STATE_ERROR_CODES, type StateParams } from "@mesh/state-protocol";
+import { STATE_ERROR_CODES, type StateParams } from "@mesh/state-protocol";
+import { findCredential } from "@mesh/state-protocol/secrets";
 import { StateError } from "./errors.js";
 import { startMirror } from "./mirror.js";
 import type {

@@ -2,9 +2,6 @@ import {
   checkStateResult,
   checkWatchEventsParams,
   JSON_RPC_ERROR_CODES,
-  JsonRpcError,
-  JsonRpcPeer,
-  JsonRpcPeerError,
   STATE_ERROR_CODES,
   type StateMethod,
   type StateParams,
@@ -12,6 +9,7 @@ import {
   WATCH_EVENTS_METHOD,
   type WatchEvent as WireWatchEvent,
 } from "@mesh/state-protocol";
+import { JsonRpcError, JsonRpcPeer, JsonRpcPeerError } from "@mesh/state-protocol/jsonrpc";
 import { ReadOnlyStateBucket, StateBucket } from "./bucket.js";
 import { ClientError, type ErrorContext, StateError, type WireError } from "./errors.js";
 import type {

@@ -1,4 +1,5 @@
-import type { JsonRpcChannel, WatchEndReason } from "@mesh/state-protocol";
+import type { WatchEndReason } from "@mesh/state-protocol";
+import type { JsonRpcChannel } from "@mesh/state-protocol/jsonrpc";
 import type { ClientError } from "./errors.js";
 
 /**

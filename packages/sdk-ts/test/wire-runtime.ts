@@ -1,13 +1,12 @@
 import {
   type HistoryEntry,
-  JsonRpcError,
-  JsonRpcPeer,
   type PutEvent,
   STATE_ERROR_CODES,
   type StateErrorReason,
   WATCH_EVENTS_METHOD,
   type WatchEvent,
 } from "@mesh/state-protocol";
+import { JsonRpcError, JsonRpcPeer } from "@mesh/state-protocol/jsonrpc";
 import type { LineReceiver, LineTransport } from "../src/types.js";
 
 /**
