@@ -1,4 +1,4 @@
-import type { HistoryEntry } from "@mesh/state-protocol";
+import type { WireHistoryEntry as HistoryEntry } from "@mesh/state-protocol";
 import { ENCODED_JSON, type EncodedJsonResult } from "@mesh/state-protocol/jsonrpc";
 import type { ConsumerReader, PulledMessage } from "./reader.js";
 import { encodeEventsBytes, StoredPutEvent } from "./stored-events.js";

@@ -1,4 +1,4 @@
-import type { WatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import { StoredPutEvent } from "./stored-events.js";
 import type { Clock, DeliverWatchEvents } from "./types.js";

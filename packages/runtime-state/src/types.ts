@@ -1,5 +1,5 @@
 import type { Membership } from "@mesh/manifest-schema";
-import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
+import type { StateMethod, WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { WatchHub } from "./watch-hub.js";

@@ -2,12 +2,13 @@ import {
   checkStateResult,
   checkWatchEventsParams,
   JSON_RPC_ERROR_CODES,
+  type JsonValue,
   STATE_ERROR_CODES,
   type StateMethod,
   type StateParams,
   type StateResult,
   WATCH_EVENTS_METHOD,
-  type WatchEvent as WireWatchEvent,
+  type WireWatchEvent,
 } from "@mesh/state-protocol";
 import { JsonRpcError, JsonRpcPeer, JsonRpcPeerError } from "@mesh/state-protocol/jsonrpc";
 import { ReadOnlyStateBucket, StateBucket } from "./bucket.js";
@@ -15,7 +16,6 @@ import { ClientError, type ErrorContext, StateError, type WireError } from "./er
 import type {
   ConnectOptions,
   HandleOptions,
-  JsonValue,
   ReadOnlyStateHandle,
   StateChannel,
   StateClient,

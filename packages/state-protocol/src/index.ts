@@ -14,7 +14,7 @@ export {
   stateErrorCode,
   stateErrorReasonOf,
 } from "./errors.js";
-export type { CurrentEvent, EndedEvent, WatchEndReason, WatchEvent, WatchEventsParams } from "./events.js";
+export type { WatchEndReason, WatchEventsParams, WireCurrentEvent, WireEndedEvent, WireWatchEvent } from "./events.js";
 export {
   CurrentEventSchema,
   EndedEventSchema,
@@ -28,7 +28,15 @@ export { checkWatchEventsParams } from "./events-check.js";
 export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
 export type { JsonValue } from "./values.js";
 export { checkJsonValue, encodedValueSize, JsonValueSchema, MAX_VALUE_BYTES, MAX_VALUE_DEPTH } from "./values.js";
-export type { DeleteEvent, Entry, HistoryEntry, PutEvent, StateMethod, StateParams, StateResult } from "./verbs.js";
+export type {
+  StateMethod,
+  StateParams,
+  StateResult,
+  WireDeleteEvent,
+  WireEntry,
+  WireHistoryEntry,
+  WirePutEvent,
+} from "./verbs.js";
 export {
   BucketUseNameSchema,
   DeleteEventSchema,
