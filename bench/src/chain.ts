@@ -9,7 +9,7 @@
  * is the bundle's CPU floor in that shape.
  */
 import type { Readable, Writable } from "node:stream";
-import { JsonRpcError, JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
+import { JsonRpcError, JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 

@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { JsonRpcPeer, type NdjsonBytesLine, NdjsonLineReader } from "@mesh/state-protocol";
+import { JsonRpcPeer, type NdjsonBytesLine, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 import { type CpuSpan, cpuSpan } from "./cpu.js";
 import { IpcPeer } from "./ipc.js";
 import { profileArgs } from "./profile.js";

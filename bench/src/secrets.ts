@@ -4,7 +4,7 @@
  * `JSON.stringify` of the same value, which every put pays anyway (the runtime encodes the value once).
  * A ratio near or under 1 means the check costs no more than encoding the value.
  */
-import { findCredential } from "@mesh/state-protocol";
+import { findCredential } from "@mesh/state-protocol/secrets";
 import { count, emit, note } from "./report.js";
 import type { Sizes } from "./sizes.js";
 import { median } from "./workload.js";

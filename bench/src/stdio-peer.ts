@@ -1,6 +1,6 @@
 /** The bare JSON-RPC end a bench child keeps on its own stdio: the echo's child, and the chain's sender. */
 import process from "node:process";
-import { JsonRpcPeer, type JsonRpcPeerOptions, NdjsonLineReader } from "@mesh/state-protocol";
+import { JsonRpcPeer, type JsonRpcPeerOptions, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 
 /** A peer on this process's stdin and stdout, with state-protocol's framing and no SDK. */
 export function peerOnOwnStdio(onRequest?: JsonRpcPeerOptions["onRequest"]): JsonRpcPeer {

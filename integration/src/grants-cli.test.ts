@@ -30,17 +30,13 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `mesh-state grants` of the test catalogue for one machine and its assigned modules. */
+const grants = (machine: string, assign: string, ...more: string[]) =>
+  cli("grants", "--catalogue", catalogue, "--machine", machine, "--assign", assign, ...more);
+
 describe("mesh-state grants", () => {
   it("prints the composed grant as JSON", async () => {
-    const { code, stdout } = await cli(
-      "grants",
-      "--catalogue",
-      catalogue,
-      "--machine",
-      "node-1",
-      "--assign",
-      "operators-agent",
-    );
+    const { code, stdout } = await grants("node-1", "operators-agent");
     expect(code).toBe(0);
     const grant = JSON.parse(stdout);
     expect(grant.user).toBe("state-node-1");
@@ -51,16 +47,14 @@ describe("mesh-state grants", () => {
   });
 
   it("prints a state account block that nats-server loads", async () => {
-    const args = [
-      "grants",
-      "--catalogue",
-      catalogue,
-      "--machine",
+    const { code, stdout } = await grants(
       "node-1",
-      "--assign",
       "operators-agent,licence-manager",
-    ];
-    const { code, stdout } = await cli(...args, "--format", "conf", "--password", "pw");
+      "--format",
+      "conf",
+      "--password",
+      "pw",
+    );
     expect(code).toBe(0);
     const file = join(dir, "server.conf");
     writeFileSync(file, `port: -1\njetstream { store_dir: ${JSON.stringify(dir)} }\n${stdout}`);
@@ -69,23 +63,13 @@ describe("mesh-state grants", () => {
   });
 
   it("says what to do about an unknown module, a missing option and conf without authentication", async () => {
-    const unknown = await cli("grants", "--catalogue", catalogue, "--machine", "node-1", "--assign", "ghost");
+    const unknown = await grants("node-1", "ghost");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/ghost.*register it first/);
     const missing = await cli("grants", "--catalogue", catalogue, "--assign", "operators-agent");
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--machine NAME is required/);
-    const conf = await cli(
-      "grants",
-      "--catalogue",
-      catalogue,
-      "--machine",
-      "n",
-      "--assign",
-      "operators-agent",
-      "--format",
-      "conf",
-    );
+    const conf = await grants("n", "operators-agent", "--format", "conf");
     expect(conf.code).toBe(2);
     expect(conf.stderr).toMatch(/--nkey UKEY or --password/);
   });

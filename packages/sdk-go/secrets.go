@@ -11,7 +11,7 @@ import (
 	"unicode"
 )
 
-// The secret rule (state-protocol's secrets.ts, ported exactly): a value may not carry an object field
+// The secret rule (state-protocol's secrets/rule.ts, ported exactly): a value may not carry an object field
 // whose name, split into words, ends in a credential word or pair. And (issue 16) a string whose shape
 // is a credential's: see credentialShape. The runtime runs the same rule and stays the authority; the
 // SDK runs it first so a refusal comes early, typed, and the value never leaves the process.

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Credential shapes (issue 16), as state-protocol's credential-shapes.ts has them: only prefixes, armour
+// Credential shapes (issue 16), as state-protocol's secrets/credential-shapes.ts has them: only prefixes, armour
 // lines and structures real credentials carry, checked for length, alphabet and, where there is one, a
 // checksum. One scan, left to right: at each hint only the shapes that begin with it are tried, anchored
 // there, and the first that holds names the string. Where in doubt, a string passes

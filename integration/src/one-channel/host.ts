@@ -19,7 +19,7 @@ import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig }
 import { parseCatalogue } from "@mesh/manifest-schema";
 import { reapOnSignals, startServer } from "@mesh/nats-harness";
 import { createStateService, type HostChannel, mountStateVerbs } from "@mesh/runtime-state";
-import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
+import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 import { connect } from "@nats-io/transport-node";
 
 export const ONE_CHANNEL_MODULE = "one-channel";

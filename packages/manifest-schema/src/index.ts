@@ -1,5 +1,3 @@
-// The wire's key and filter rules have their one home in state-protocol; re-exported for convenience.
-export { checkFilter, checkKey, MAX_KEY_BYTES } from "@mesh/state-protocol";
 export { MESH_CAPS, STATE_DEFAULTS } from "./caps.js";
 export type { Catalogue, CatalogueIssue, DeclaredBucket } from "./catalogue.js";
 export { catalogueIssues, declaredBuckets, findModule } from "./catalogue.js";

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_LINE_BYTES } from "@mesh/state-protocol";
+import { DEFAULT_MAX_LINE_BYTES } from "@mesh/state-protocol/jsonrpc";
 import type { StateLimits } from "./types.js";
 
 export const DEFAULT_LIMITS: StateLimits = {

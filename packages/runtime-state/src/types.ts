@@ -1,5 +1,5 @@
 import type { Membership } from "@mesh/manifest-schema";
-import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
+import type { StateMethod, WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 
 /**
  * The contract of runtime-state: what the node runtime passes in and gets back.

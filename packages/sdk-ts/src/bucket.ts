@@ -1,5 +1,5 @@
-import { findCredential, STATE_ERROR_CODES, type StateParams } from "@mesh/state-protocol";
-import type { VerbCaller } from "./client.js";
+import { STATE_ERROR_CODES, type StateParams } from "@mesh/state-protocol";
+import { findCredential } from "@mesh/state-protocol/secrets";
 import { StateError } from "./errors.js";
 import { startMirror } from "./mirror.js";
 import type {
@@ -15,6 +15,7 @@ import type {
   WatchOptions,
 } from "./types.js";
 import { ValueCodec } from "./values.js";
+import type { VerbCaller } from "./verb-caller.js";
 
 /** How many read-modify-write rounds `update` tries by default before it gives up. */
 export const DEFAULT_UPDATE_ATTEMPTS = 30;

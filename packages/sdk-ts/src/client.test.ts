@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { JsonValue } from "@mesh/state-protocol";
-import { JsonRpcPeer } from "@mesh/state-protocol";
+import { JsonRpcPeer } from "@mesh/state-protocol/jsonrpc";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { WireRuntime } from "../test/wire-runtime.js";

@@ -2,22 +2,20 @@ import {
   checkStateResult,
   checkWatchEventsParams,
   JSON_RPC_ERROR_CODES,
-  JsonRpcError,
-  JsonRpcPeer,
-  JsonRpcPeerError,
+  type JsonValue,
   STATE_ERROR_CODES,
   type StateMethod,
   type StateParams,
   type StateResult,
   WATCH_EVENTS_METHOD,
-  type WatchEvent as WireWatchEvent,
+  type WireWatchEvent,
 } from "@mesh/state-protocol";
+import { JsonRpcError, JsonRpcPeer, JsonRpcPeerError } from "@mesh/state-protocol/jsonrpc";
 import { ReadOnlyStateBucket, StateBucket } from "./bucket.js";
 import { ClientError, type ErrorContext, StateError, type WireError } from "./errors.js";
 import type {
   ConnectOptions,
   HandleOptions,
-  JsonValue,
   ReadOnlyStateHandle,
   StateChannel,
   StateClient,
@@ -25,6 +23,7 @@ import type {
   Watch,
 } from "./types.js";
 import type { ValueCodec } from "./values.js";
+import type { VerbCaller } from "./verb-caller.js";
 import { type WatchLink, WatchStream } from "./watch.js";
 
 /**
@@ -55,12 +54,6 @@ interface OwnedTransport {
   /** Fails every request still waiting. */
   close(reason: string): void;
   release(): Promise<void>;
-}
-
-/** The verbs as a handle calls them: params in, a parsed result or a typed error out. */
-export interface VerbCaller {
-  call<M extends StateMethod>(method: M, params: StateParams<M>, context: ErrorContext): Promise<StateResult<M>>;
-  openWatch<V>(codec: ValueCodec<V>, params: StateParams<"mesh/state.watch">): Watch<V>;
 }
 
 /** A batch whose watch id is not known yet: the runtime may send it before the `watch` answer arrives. */

@@ -64,7 +64,13 @@ describe("what a bundle installs and loads", () => {
     assertDistIsFresh();
     const files = readdirSync(join(packageDir, "dist")).filter((file) => file.endsWith(".js"));
     const external = new Set(files.flatMap(importsOf).filter((specifier) => !specifier.startsWith(".")));
-    const allowed = new Set(["@mesh/state-protocol", "zod"]);
+    // state-protocol's root (the wire contract) and its subpaths: the JSON-RPC peer and the secret rule.
+    const allowed = new Set([
+      "@mesh/state-protocol",
+      "@mesh/state-protocol/jsonrpc",
+      "@mesh/state-protocol/secrets",
+      "zod",
+    ]);
     expect([...external].filter((specifier) => !specifier.startsWith("node:") && !allowed.has(specifier))).toEqual([]);
     expect(external.has("@mesh/state-protocol")).toBe(true);
     // The root entry and what it loads: no node: import and no `process` global.

@@ -1,6 +1,3 @@
-export type { StateErrorReason, WatchEndReason } from "@mesh/state-protocol";
-// What a bundle needs from the wire without importing state-protocol itself.
-export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_VALUE_BYTES } from "@mesh/state-protocol";
 export { DEFAULT_UPDATE_ATTEMPTS } from "./bucket.js";
 export { connect } from "./client.js";
 export type { ClientErrorReason, ErrorContext, WireError } from "./errors.js";
@@ -14,7 +11,6 @@ export type {
   HandleOptions,
   HistoryEntry,
   InvalidValueEvent,
-  JsonValue,
   LineReceiver,
   LineTransport,
   Mirror,

@@ -1,5 +1,5 @@
 import { PassThrough } from "node:stream";
-import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
+import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 import { describe, expect, it } from "vitest";
 import { connectStdio } from "./stdio.js";
 

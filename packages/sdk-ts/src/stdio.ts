@@ -1,4 +1,4 @@
-import { NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol";
+import { NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol/jsonrpc";
 import { connect } from "./client.js";
 import type { ConnectOptions, LineTransport, StateClient } from "./types.js";
 

@@ -1,10 +1,10 @@
 // Type tests, checked by `tsc --noEmit` (the package's typecheck) and by type-tests.test.ts, which also
 // proves that every @ts-expect-error below marks a real error.
+import type { JsonValue } from "@mesh/state-protocol";
 import { expectTypeOf } from "vitest";
 import { z } from "zod";
 import {
   type Entry,
-  type JsonValue,
   type ReadOnlyStateHandle,
   type StateClient,
   StateError,

@@ -1,4 +1,5 @@
-import type { JsonRpcChannel, WatchEndReason } from "@mesh/state-protocol";
+import type { JsonValue, WatchEndReason } from "@mesh/state-protocol";
+import type { JsonRpcChannel } from "@mesh/state-protocol/jsonrpc";
 import type { ClientError } from "./errors.js";
 
 /**
@@ -11,9 +12,6 @@ import type { ClientError } from "./errors.js";
  * const servers = mesh.state("mcp-servers", { schema: Server });
  * await servers.put("all.github", { url: "https://…" });
  */
-
-/** Any JSON value: what a bucket stores when a handle has no schema. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /** What a transport hands received lines and its own end to. */
 export interface LineReceiver {

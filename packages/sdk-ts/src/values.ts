@@ -1,4 +1,4 @@
-import type { HistoryEntry as WireHistoryEntry } from "@mesh/state-protocol";
+import type { WireHistoryEntry } from "@mesh/state-protocol";
 import { ClientError } from "./errors.js";
 import type { HistoryEntry, ValueSchema } from "./types.js";
 

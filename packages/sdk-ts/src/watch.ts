@@ -1,4 +1,4 @@
-import type { WatchEvent as WireWatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent } from "@mesh/state-protocol";
 import type { Watch, WatchEvent } from "./types.js";
 import type { ValueCodec } from "./values.js";
 

@@ -1,13 +1,12 @@
 import {
-  type HistoryEntry,
-  JsonRpcError,
-  JsonRpcPeer,
-  type PutEvent,
   STATE_ERROR_CODES,
   type StateErrorReason,
   WATCH_EVENTS_METHOD,
-  type WatchEvent,
+  type WireHistoryEntry,
+  type WirePutEvent,
+  type WireWatchEvent,
 } from "@mesh/state-protocol";
+import { JsonRpcError, JsonRpcPeer } from "@mesh/state-protocol/jsonrpc";
 import type { LineReceiver, LineTransport } from "../src/types.js";
 
 /**
@@ -24,7 +23,7 @@ interface ServedWatch {
   bucket: string;
   filter: string | undefined;
   /** Events waiting for the bundle's answer to the batch before. */
-  backlog: WatchEvent[];
+  backlog: WireWatchEvent[];
   inFlight: boolean;
   stopped: boolean;
 }
@@ -33,7 +32,7 @@ export class WireRuntime {
   readonly transport: LineTransport;
   readonly peer: JsonRpcPeer;
   /** Every `mesh/state` batch sent, and when its answer arrived. */
-  readonly batches: { watch: string; events: WatchEvent[]; answered: boolean }[] = [];
+  readonly batches: { watch: string; events: WireWatchEvent[]; answered: boolean }[] = [];
   /** Buckets this "membership" has, and whether the module may write them. */
   readonly access = new Map<string, "write" | "read">();
   /** Most events per batch. */
@@ -76,7 +75,7 @@ export class WireRuntime {
     const updated = new Date().toISOString();
     const revision = ++this.revision;
     history.push(value === undefined ? { deleted: true, revision, updated } : { value, revision, updated });
-    const event: WatchEvent =
+    const event: WireWatchEvent =
       value === undefined
         ? { type: "delete", key, revision, updated }
         : { type: "put", key, value: value as never, revision, updated };
@@ -139,7 +138,7 @@ export class WireRuntime {
     const id = `w${this.nextWatch++}`;
     const watch: ServedWatch = { id, bucket, filter, backlog: [], inFlight: false, stopped: false };
     this.watches.set(id, watch);
-    const initial: WatchEvent[] = [...this.current(bucket, filter), { type: "current" }];
+    const initial: WireWatchEvent[] = [...this.current(bucket, filter), { type: "current" }];
     if (this.answerWatchLate) {
       this.enqueue(watch, initial);
       // Let the first batch go out before the answer.
@@ -150,7 +149,7 @@ export class WireRuntime {
     return { watch: id };
   }
 
-  private enqueue(watch: ServedWatch, events: WatchEvent[]): void {
+  private enqueue(watch: ServedWatch, events: WireWatchEvent[]): void {
     watch.backlog.push(...events);
     this.pump(watch);
   }
@@ -173,11 +172,11 @@ export class WireRuntime {
     );
   }
 
-  private current(bucket: string, filter: string | undefined): PutEvent[] {
-    const events: PutEvent[] = [];
+  private current(bucket: string, filter: string | undefined): WirePutEvent[] {
+    const events: WirePutEvent[] = [];
     for (const [key, history] of this.store.get(bucket) ?? []) {
       const last = history.at(-1);
-      if (last && "value" in last && matches(filter, key)) events.push(toEntry(key, last) as PutEvent);
+      if (last && "value" in last && matches(filter, key)) events.push(toEntry(key, last) as WirePutEvent);
     }
     return events;
   }
@@ -191,7 +190,7 @@ export class WireRuntime {
   }
 }
 
-function toEntry(key: string, stored: Stored): HistoryEntry {
+function toEntry(key: string, stored: Stored): WireHistoryEntry {
   if ("value" in stored)
     return { type: "put", key, value: stored.value as never, revision: stored.revision, updated: stored.updated };
   return { type: "delete", key, revision: stored.revision, updated: stored.updated };

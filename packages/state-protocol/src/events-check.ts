@@ -1,4 +1,4 @@
-import { WATCH_END_REASONS, type WatchEvent, type WatchEventsParams } from "./events.js";
+import { WATCH_END_REASONS, type WatchEventsParams, type WireWatchEvent } from "./events.js";
 
 /**
  * `WatchEventsParamsSchema` for the receiving side's hot path: the same verdict on the envelope and on every
@@ -20,7 +20,7 @@ export function checkWatchEventsParams(
     return fail("watch: expected a string of 1 to 64 characters");
   }
   if (!Array.isArray(events) || events.length === 0) return fail("events: expected a non-empty array");
-  const checked = new Array<WatchEvent>(events.length);
+  const checked = new Array<WireWatchEvent>(events.length);
   for (let index = 0; index < events.length; index++) {
     const event = checkEvent(events[index]);
     if (typeof event === "string") return fail(`events.${index}${event}`);
@@ -32,17 +32,17 @@ export function checkWatchEventsParams(
 const END_REASONS: ReadonlySet<string> = new Set(WATCH_END_REASONS);
 
 /** The event with only its own fields, or where it breaks the contract (`.field: message`). */
-function checkEvent(event: unknown): WatchEvent | string {
+function checkEvent(event: unknown): WireWatchEvent | string {
   if (!isRecord(event)) return ": expected an object";
   switch (event.type) {
     case "put": {
       const { key, value, revision, updated } = event;
       if (value === undefined) return ".value: expected a JSON value";
-      return entryProblem(key, revision, updated) ?? ({ type: "put", key, value, revision, updated } as WatchEvent);
+      return entryProblem(key, revision, updated) ?? ({ type: "put", key, value, revision, updated } as WireWatchEvent);
     }
     case "delete": {
       const { key, revision, updated } = event;
-      return entryProblem(key, revision, updated) ?? ({ type: "delete", key, revision, updated } as WatchEvent);
+      return entryProblem(key, revision, updated) ?? ({ type: "delete", key, revision, updated } as WireWatchEvent);
     }
     case "current":
       return { type: "current" };
@@ -51,7 +51,7 @@ function checkEvent(event: unknown): WatchEvent | string {
       if (typeof reason !== "string" || !END_REASONS.has(reason))
         return `.reason: expected one of ${WATCH_END_REASONS.join(", ")}`;
       if (typeof message !== "string") return ".message: expected a string";
-      return { type: "ended", reason, message } as WatchEvent;
+      return { type: "ended", reason, message } as WireWatchEvent;
     }
     default:
       return ".type: expected put, delete, current or ended";

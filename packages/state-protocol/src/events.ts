@@ -40,9 +40,9 @@ export const WatchEventSchema = z.discriminatedUnion("type", [
   CurrentEventSchema,
   EndedEventSchema,
 ]);
-export type WatchEvent = z.infer<typeof WatchEventSchema>;
-export type CurrentEvent = z.infer<typeof CurrentEventSchema>;
-export type EndedEvent = z.infer<typeof EndedEventSchema>;
+export type WireWatchEvent = z.infer<typeof WatchEventSchema>;
+export type WireCurrentEvent = z.infer<typeof CurrentEventSchema>;
+export type WireEndedEvent = z.infer<typeof EndedEventSchema>;
 
 export const WatchEventsParamsSchema = z.object({ watch: WatchIdSchema, events: z.array(WatchEventSchema).min(1) });
 export type WatchEventsParams = z.infer<typeof WatchEventsParamsSchema>;

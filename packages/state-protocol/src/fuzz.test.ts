@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { prng } from "../test/prng.js";
-import { JsonRpcError, JsonRpcPeer } from "./jsonrpc.js";
-import { NdjsonLineReader } from "./ndjson.js";
+import { NdjsonLineReader } from "./jsonrpc/ndjson.js";
+import { JsonRpcError, JsonRpcPeer } from "./jsonrpc/peer.js";
 
 // A small deterministic fuzz: seeded mutations of well-formed lines go through the reader and the peer.
 // Whatever arrives, nothing throws and every line the peer answers with is a valid JSON-RPC 2.0 response.

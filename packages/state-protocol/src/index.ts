@@ -1,5 +1,6 @@
-export type { CredentialKind } from "./credential-shapes.js";
-export { CREDENTIAL_SHAPE_KINDS, credentialShapeOf } from "./credential-shapes.js";
+// The wire contract: verbs, their params and results, watch events, error reasons and codes, the key and value
+// rules. The JSON-RPC peer and NDJSON framing are `@mesh/state-protocol/jsonrpc`; the secret rule is
+// `@mesh/state-protocol/secrets`.
 export type { BundleLimitName, LimitErrorData, StateErrorData, StateErrorReason } from "./errors.js";
 export {
   BUNDLE_LIMIT_NAMES,
@@ -13,7 +14,7 @@ export {
   stateErrorCode,
   stateErrorReasonOf,
 } from "./errors.js";
-export type { CurrentEvent, EndedEvent, WatchEndReason, WatchEvent, WatchEventsParams } from "./events.js";
+export type { WatchEndReason, WatchEventsParams, WireCurrentEvent, WireEndedEvent, WireWatchEvent } from "./events.js";
 export {
   CurrentEventSchema,
   EndedEventSchema,
@@ -24,39 +25,18 @@ export {
   WatchEventsParamsSchema,
 } from "./events.js";
 export { checkWatchEventsParams } from "./events-check.js";
-export type {
-  EncodedJsonResult,
-  JsonRpcChannel,
-  JsonRpcErrorObject,
-  JsonRpcHandler,
-  JsonRpcId,
-  JsonRpcPeerOptions,
-  PeerFailureCode,
-} from "./jsonrpc.js";
-export {
-  ENCODED_JSON,
-  JsonRpcError,
-  JsonRpcErrorObjectSchema,
-  JsonRpcIdSchema,
-  JsonRpcPeer,
-  JsonRpcPeerError,
-} from "./jsonrpc.js";
 export { checkFilter, checkKey, isValidFilter, isValidKey, MAX_KEY_BYTES } from "./keys.js";
-export type { NdjsonBytesLine, NdjsonLineReaderOptions, NdjsonLineWriterOptions } from "./ndjson.js";
-export { DEFAULT_MAX_LINE_BYTES, NdjsonLineReader, NdjsonLineWriter } from "./ndjson.js";
-export type { CredentialFinding } from "./secrets.js";
-export { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";
 export type { JsonValue } from "./values.js";
 export { checkJsonValue, encodedValueSize, JsonValueSchema, MAX_VALUE_BYTES, MAX_VALUE_DEPTH } from "./values.js";
 export type {
   Consistency,
-  DeleteEvent,
-  Entry,
-  HistoryEntry,
-  PutEvent,
   StateMethod,
   StateParams,
   StateResult,
+  WireDeleteEvent,
+  WireEntry,
+  WireHistoryEntry,
+  WirePutEvent,
 } from "./verbs.js";
 export {
   BucketUseNameSchema,

@@ -24,7 +24,7 @@ export const EntrySchema = z.object({
   revision: RevisionSchema,
   updated: Timestamp,
 });
-export type Entry = z.infer<typeof EntrySchema>;
+export type WireEntry = z.infer<typeof EntrySchema>;
 
 export const PutEventSchema = z.object({ type: z.literal("put"), ...EntrySchema.shape });
 export const DeleteEventSchema = z.object({
@@ -33,12 +33,12 @@ export const DeleteEventSchema = z.object({
   revision: RevisionSchema,
   updated: Timestamp,
 });
-export type PutEvent = z.infer<typeof PutEventSchema>;
-export type DeleteEvent = z.infer<typeof DeleteEventSchema>;
+export type WirePutEvent = z.infer<typeof PutEventSchema>;
+export type WireDeleteEvent = z.infer<typeof DeleteEventSchema>;
 
 /** One entry of a key's history, oldest first: puts and deletes (a purge shows as a delete). */
 export const HistoryEntrySchema = z.discriminatedUnion("type", [PutEventSchema, DeleteEventSchema]);
-export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
+export type WireHistoryEntry = z.infer<typeof HistoryEntrySchema>;
 
 /**
  * How current a read must be (docs/decisions/0011-read-consistency.md). `session`, the default: never older than a

@@ -5,7 +5,7 @@
  */
 import { createHmac, createPrivateKey, generateKeyPairSync, randomBytes, randomInt, sign } from "node:crypto";
 import { createAccount, createCluster, createCurve, createOperator, createServer, createUser } from "@nats-io/nkeys";
-import type { CredentialKind } from "../src/credential-shapes.js";
+import type { CredentialKind } from "../src/secrets/credential-shapes.js";
 
 export interface CorpusCredential {
   what: string;

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { Entry } from "@mesh/state-protocol";
+import type { WireEntry } from "@mesh/state-protocol";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
 import type { Command } from "../types.js";
 
@@ -28,7 +28,7 @@ export const command: Command = {
     const reader = await openBucketReader(reference, values, "ls", io.env);
     try {
       const { keys } = await reader.call("mesh/state.keys", filter === undefined ? {} : { filter });
-      const entries: Entry[] = [];
+      const entries: WireEntry[] = [];
       for (const key of keys.sort()) {
         // A key deleted since the listing reads as null: it is simply no longer current.
         const entry = await reader.call("mesh/state.get", { key });

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { WatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent } from "@mesh/state-protocol";
 import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
 import { STOP_SIGNALS } from "../signals.js";
 import type { Command } from "../types.js";
@@ -21,7 +21,7 @@ Example:
 `;
 
 /** One event as an operator reads it. */
-function describe(event: WatchEvent, initial: number): string {
+function describe(event: WireWatchEvent, initial: number): string {
   switch (event.type) {
     case "put":
       return `put     ${event.key}  rev ${event.revision}  ${event.updated}  ${JSON.stringify(event.value)}`;

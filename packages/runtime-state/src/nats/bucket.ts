@@ -1,5 +1,5 @@
 import { isDeletionMarker, KV_OPERATION_HEADER, streamName } from "@mesh/manifest-schema";
-import type { Entry } from "@mesh/state-protocol";
+import type { WireEntry as Entry } from "@mesh/state-protocol";
 import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { systemClock } from "../clock.js";
 import { DEFAULT_LIMITS } from "../limits.js";

@@ -1,4 +1,5 @@
-import { JSON_RPC_ERROR_CODES, JsonRpcError } from "@mesh/state-protocol";
+import { JSON_RPC_ERROR_CODES } from "@mesh/state-protocol";
+import { JsonRpcError } from "@mesh/state-protocol/jsonrpc";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import {
   ClosedConnectionError,

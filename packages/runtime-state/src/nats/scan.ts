@@ -1,4 +1,5 @@
-import { ENCODED_JSON, type EncodedJsonResult, type HistoryEntry } from "@mesh/state-protocol";
+import type { WireHistoryEntry as HistoryEntry } from "@mesh/state-protocol";
+import { ENCODED_JSON, type EncodedJsonResult } from "@mesh/state-protocol/jsonrpc";
 import { encodeEventsBytes, StoredPutEvent } from "../wire/stored-events.js";
 import { ReplyTooLarge } from "./errors.js";
 import type { ConsumerReader, PulledMessage } from "./reader.js";

@@ -3,11 +3,11 @@ import {
   checkStateParams,
   isStateMethod,
   JSON_RPC_ERROR_CODES,
-  JsonRpcError,
   STATE_METHODS,
   type StateMethod,
   type StateParams,
 } from "@mesh/state-protocol";
+import { JsonRpcError } from "@mesh/state-protocol/jsonrpc";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { type Logger, pino } from "pino";

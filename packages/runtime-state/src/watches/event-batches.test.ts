@@ -1,4 +1,4 @@
-import type { WatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../limits.js";
 import { encodeWatchEventsParamsBytes, StoredPutEvent } from "../wire/stored-events.js";

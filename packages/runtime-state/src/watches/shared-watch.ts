@@ -1,4 +1,4 @@
-import type { WatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import type { Clock, DeliverWatchEvents } from "../types.js";
 import { StoredPutEvent } from "../wire/stored-events.js";

@@ -1,4 +1,4 @@
-import type { WatchEndReason, WatchEvent } from "@mesh/state-protocol";
+import type { WatchEndReason, WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import { ConsumerLost } from "../nats/errors.js";

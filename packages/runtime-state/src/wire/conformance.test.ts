@@ -4,7 +4,7 @@
 // fixtures hold valid.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { STATE_ERROR_CODES, type StateErrorReason, type WatchEvent } from "@mesh/state-protocol";
+import { STATE_ERROR_CODES, type StateErrorReason, type WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { stateServer } from "../../test/kit.js";
 import { createStateService } from "../verbs/service.js";

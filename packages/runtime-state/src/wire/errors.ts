@@ -1,4 +1,5 @@
-import { type BundleLimitName, JsonRpcError, type StateErrorReason, stateErrorCode } from "@mesh/state-protocol";
+import { type BundleLimitName, type StateErrorReason, stateErrorCode } from "@mesh/state-protocol";
+import { JsonRpcError } from "@mesh/state-protocol/jsonrpc";
 
 /**
  * A state verb refused, with its stable reason: what the bundle receives as a JSON-RPC error

@@ -1,4 +1,4 @@
-import { JsonRpcPeer } from "@mesh/state-protocol";
+import { JsonRpcPeer } from "@mesh/state-protocol/jsonrpc";
 import { describe, expect, it } from "vitest";
 import { ownerMembership, stateServer, until } from "../../test/kit.js";
 import { createStateService } from "../verbs/service.js";

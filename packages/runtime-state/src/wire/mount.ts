@@ -1,4 +1,5 @@
-import { JsonRpcError, type JsonRpcHandler, WATCH_EVENTS_METHOD } from "@mesh/state-protocol";
+import { WATCH_EVENTS_METHOD } from "@mesh/state-protocol";
+import { JsonRpcError, type JsonRpcHandler } from "@mesh/state-protocol/jsonrpc";
 import type { StateService } from "../types.js";
 import { encodeWatchEventsParams, encodeWatchEventsParamsBytes } from "./stored-events.js";
 

@@ -1,5 +1,6 @@
 import type { IssuedBucket, Membership } from "@mesh/manifest-schema";
-import { checkFilter, checkKey, findCredential, MAX_VALUE_BYTES, type StateErrorReason } from "@mesh/state-protocol";
+import { checkFilter, checkKey, MAX_VALUE_BYTES, type StateErrorReason } from "@mesh/state-protocol";
+import { findCredential } from "@mesh/state-protocol/secrets";
 import type { Logger } from "pino";
 import { type RefusalData, StateRefusal } from "./errors.js";
 

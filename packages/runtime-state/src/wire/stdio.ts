@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { JsonRpcPeer, type NdjsonBytesLine, NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol";
+import { JsonRpcPeer, type NdjsonBytesLine, NdjsonLineReader, NdjsonLineWriter } from "@mesh/state-protocol/jsonrpc";
 import { type Logger, pino } from "pino";
 import type { StateService } from "../types.js";
 import { limitRefusal } from "./errors.js";

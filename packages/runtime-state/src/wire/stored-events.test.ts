@@ -1,5 +1,5 @@
 import { KV_OPERATION_HEADER } from "@mesh/manifest-schema";
-import { ENCODED_JSON } from "@mesh/state-protocol";
+import { ENCODED_JSON } from "@mesh/state-protocol/jsonrpc";
 import { jetstream } from "@nats-io/jetstream";
 import { headers } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";

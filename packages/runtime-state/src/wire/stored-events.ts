@@ -1,4 +1,8 @@
-import type { HistoryEntry, PutEvent, WatchEvent } from "@mesh/state-protocol";
+import type {
+  WireHistoryEntry as HistoryEntry,
+  WirePutEvent as PutEvent,
+  WireWatchEvent as WatchEvent,
+} from "@mesh/state-protocol";
 import { isOneLineJson } from "./json-check.js";
 import { decodeValue } from "./stored-json.js";
 

@@ -1,4 +1,4 @@
-import { ENCODED_JSON } from "@mesh/state-protocol";
+import { ENCODED_JSON } from "@mesh/state-protocol/jsonrpc";
 import { describe, expect, it } from "vitest";
 import { STORED } from "../../test/stored-values.js";
 import { isOneLineJson } from "./json-check.js";

@@ -1,4 +1,5 @@
-import { ENCODED_JSON, type EncodedJsonResult, type Entry, type NdjsonBytesLine } from "@mesh/state-protocol";
+import type { WireEntry as Entry } from "@mesh/state-protocol";
+import { ENCODED_JSON, type EncodedJsonResult, type NdjsonBytesLine } from "@mesh/state-protocol/jsonrpc";
 import { isOneLineJson } from "./json-check.js";
 
 /**

@@ -1,5 +1,5 @@
 import { PassThrough } from "node:stream";
-import { NdjsonLineReader } from "@mesh/state-protocol";
+import { NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 import { describe, expect, it } from "vitest";
 import { ownerMembership, stateServer, until } from "../../test/kit.js";
 import { rssMiB, settledRssMiB } from "../../test/misbehaving.js";

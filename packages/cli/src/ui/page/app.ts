@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { HistoryEntry } from "@mesh/state-protocol";
+import type { WireHistoryEntry as HistoryEntry } from "@mesh/state-protocol";
 import type { BucketHealth } from "../health.js";
 import type { CatalogueView, MachineView } from "../model.js";
 import { age, bytes, dataTable, el, replace } from "./dom.js";

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { WatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import { age, append, el, keyMatcher, replace } from "./dom.js";
 
 /**

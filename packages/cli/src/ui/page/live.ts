@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { WatchEvent } from "@mesh/state-protocol";
+import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 
 /** The page's line to its server: one event stream per open view, and the status line that says how it is. */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./secrets.js";
+import { fieldNameWords, findCredential, findSecretField, isCredentialFieldName } from "./rule.js";
 
 describe("the secret rule", () => {
   it("refuses DESIGN.md's examples", () => {

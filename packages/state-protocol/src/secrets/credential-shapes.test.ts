@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { credentialCorpus, publicLookAlikes } from "../test/credential-corpus.js";
+import { credentialCorpus, publicLookAlikes } from "../../test/credential-corpus.js";
 import { CREDENTIAL_SHAPE_KINDS, credentialShapeOf } from "./credential-shapes.js";
-import { findCredential } from "./secrets.js";
+import { findCredential } from "./rule.js";
 
 interface ConformanceCase {
   why: string;
@@ -13,7 +13,7 @@ interface ConformanceCase {
 }
 
 const conformance = (
-  JSON.parse(readFileSync(new URL("../conformance/secrets.json", import.meta.url), "utf8")) as {
+  JSON.parse(readFileSync(new URL("../../conformance/secrets.json", import.meta.url), "utf8")) as {
     cases: ConformanceCase[];
   }
 ).cases;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ENCODED_JSON, JsonRpcError, JsonRpcPeer, JsonRpcPeerError, type JsonRpcPeerOptions } from "./jsonrpc.js";
+import { ENCODED_JSON, JsonRpcError, JsonRpcPeer, JsonRpcPeerError, type JsonRpcPeerOptions } from "./peer.js";
 
 /** A peer whose every sent line is recorded; the test plays the other side by hand. */
 function recordingPeer(options: Partial<JsonRpcPeerOptions> = {}) {
