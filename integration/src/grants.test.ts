@@ -47,6 +47,23 @@ describe("composed grants against a real nats-server", () => {
       "delete bucket (STREAM.DELETE)",
     ])
       expect(covered("inspector", operation), `inspector ${operation}`).toBe(true);
+    // natscli v0.5.0 as the inspector: its six reading commands on each bucket, its writes refused, and each
+    // subject it needs shown necessary (issue 40).
+    for (const operation of [
+      "nats kv ls",
+      "nats kv info",
+      "nats kv get",
+      "nats kv history",
+      "nats kv watch",
+      "nats stream info",
+      "every consumer it left is ephemeral and bounded",
+      "nats kv put",
+      "nats kv del",
+      "nats consumer add (durable)",
+      "nothing stored, no consumer added by the refused writes",
+    ])
+      expect(covered("inspector (natscli)", operation), `inspector (natscli) ${operation}`).toBe(true);
+    expect(result.rows.filter((row) => row.role.startsWith("inspector minus ")).length).toBe(5);
     expect(result.rows.filter((row) => row.role.includes(" minus ")).length).toBeGreaterThanOrEqual(20);
     // Compaction (decision 0009): allowed on the catalogue, refused outside it, each of its subjects necessary.
     for (const operation of [

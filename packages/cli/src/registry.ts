@@ -10,6 +10,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   compact: async () => (await import("./commands/compact.js")).command,
   grants: async () => (await import("./commands/grants.js")).command,
   creds: async () => (await import("./commands/creds.js")).command,
+  context: async () => (await import("./commands/context.js")).command,
   "verify-grants": async () => (await import("./commands/verify-grants.js")).command,
   dev: async () => (await import("./commands/dev.js")).command,
   ls: async () => (await import("./commands/ls.js")).command,

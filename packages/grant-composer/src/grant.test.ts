@@ -2,7 +2,12 @@ import { bucketName, type Catalogue, parseCatalogue } from "@mesh/manifest-schem
 import { describe, expect, it } from "vitest";
 import { GrantError } from "./errors.js";
 import { composeControllerGrant, composeInspectorGrant, composeMachineGrant } from "./grant.js";
-import { bucketCompactionSubjects, bucketGrantSubjects } from "./subjects.js";
+import {
+  bucketCompactionSubjects,
+  bucketGrantSubjects,
+  bucketInspectorSubjects,
+  INSPECTOR_ACCOUNT_SUBJECTS,
+} from "./subjects.js";
 
 const catalogue = parseCatalogue([
   {
@@ -166,17 +171,39 @@ describe("composeInspectorGrant", () => {
     { name: "agent", state: { notes: {}, config: {} } },
     { name: "dashboard", reads: ["agent.notes"] },
   ]);
-  it("reads every declared bucket as a reader does, and writes none", () => {
+  it("reads every declared bucket as a reader does, and as natscli asks to, and writes none", () => {
     const grant = composeInspectorGrant({ catalogue: inspected });
     expect(grant.user).toBe("inspector");
     expect(grant.inboxPrefix).toBe("_INBOX_insp_inspector");
-    const reader = [
-      ...bucketGrantSubjects("mod_agent_config", "reader"),
-      ...bucketGrantSubjects("mod_agent_notes", "reader"),
-    ].sort();
-    expect(grant.permissions.publish.allow).toEqual(reader);
-    for (const subject of grant.permissions.publish.allow)
-      expect(subject).not.toMatch(/^\$KV\.|DELETE\.KV_[^.]+$|PURGE|STREAM/);
+    const allow = grant.permissions.publish.allow;
+    for (const bucket of ["mod_agent_config", "mod_agent_notes"]) {
+      for (const subject of bucketGrantSubjects(bucket, "reader")) expect(allow).toContain(subject);
+      expect(bucketInspectorSubjects(bucket)).toEqual([
+        `$JS.API.CONSUMER.CREATE.KV_${bucket}`,
+        `$JS.API.CONSUMER.CREATE.KV_${bucket}.*.$KV.${bucket}.>`,
+        `$JS.API.CONSUMER.DELETE.KV_${bucket}.>`,
+        `$JS.API.CONSUMER.MSG.NEXT.KV_${bucket}.>`,
+        `$JS.API.DIRECT.GET.KV_${bucket}.>`,
+        `$JS.API.STREAM.INFO.KV_${bucket}`,
+        `$JS.FC.KV_${bucket}.>`,
+      ]);
+    }
+    expect(allow).toEqual(
+      [
+        ...INSPECTOR_ACCOUNT_SUBJECTS,
+        ...bucketInspectorSubjects("mod_agent_config"),
+        ...bucketInspectorSubjects("mod_agent_notes"),
+      ].sort(),
+    );
+    // Nothing that writes, administers or makes a durable; no JetStream API wholesale.
+    for (const subject of allow) {
+      expect(subject).not.toMatch(
+        /^\$KV\.|DELETE\.KV_[^.]+$|PURGE|STREAM\.(CREATE|UPDATE|DELETE)|DURABLE|^\$JS\.(API\.)?>$/,
+      );
+      // A create subject names a filter below its bucket, or is the exact one, which refuses a durable.
+      if (subject.includes("CONSUMER.CREATE."))
+        expect(subject).toMatch(/^\$JS\.API\.CONSUMER\.CREATE\.KV_([^.]+)(\.\*\.\$KV\.\1\.>)?$/);
+    }
     expect(grant.permissions.subscribe.allow).toEqual(["_INBOX_insp_inspector.>"]);
   });
   it("takes another user name, and refuses one that is not a name", () => {

@@ -9,7 +9,9 @@ import { GrantError } from "./errors.js";
 import {
   bucketCompactionSubjects,
   bucketGrantSubjects,
+  bucketInspectorSubjects,
   controllerInboxPrefix,
+  INSPECTOR_ACCOUNT_SUBJECTS,
   inspectorInboxPrefix,
   machineInboxPrefix,
   machineUser,
@@ -120,11 +122,11 @@ export function composeControllerGrant(options: { user?: string; catalogue?: Cat
 }
 
 /**
- * The inspector: an operator's read-only user. It reads every bucket the catalogue declares, with exactly a
- * reader's subjects per bucket — direct gets, and the ephemeral consumers a reader creates, pulls from and
- * deletes (so no consumer it creates outlives it: the runtime's reads give each an inactivity threshold) —
- * and writes none. It is what `mesh-state ls|get|watch|history` connect as. Recompose it when the catalogue
- * changes: a bucket declared later is not in it.
+ * The inspector: an operator's read-only user. It reads every bucket the catalogue declares — with a reader's
+ * subjects per bucket (direct gets; ephemeral pull consumers created, pulled from and deleted), which
+ * `mesh-state ls|get|watch|history` use, and what natscli v0.5.0's `nats kv ls|info|get|history|watch` and
+ * `nats stream info` ask for besides (`bucketInspectorSubjects`, `INSPECTOR_ACCOUNT_SUBJECTS`) — and writes
+ * none. Recompose it when the catalogue changes: a bucket declared later is not in it.
  *
  * @example composeInspectorGrant({ catalogue }) // { user: "inspector", inboxPrefix: "_INBOX_insp_inspector", ... }
  */
@@ -132,9 +134,9 @@ export function composeInspectorGrant(input: { catalogue: Catalogue; user?: stri
   const user = input.user ?? "inspector";
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(user))
     throw new GrantError("bad-user", `inspector user ${JSON.stringify(user)} is not valid: letters, digits, _ and -`);
-  const publish = new Set<string>();
+  const publish = new Set<string>(INSPECTOR_ACCOUNT_SUBJECTS);
   for (const bucket of declaredBuckets(input.catalogue)) {
-    for (const subject of bucketGrantSubjects(bucket.bucket, "reader")) publish.add(subject);
+    for (const subject of bucketInspectorSubjects(bucket.bucket)) publish.add(subject);
   }
   const inboxPrefix = inspectorInboxPrefix(user);
   return {

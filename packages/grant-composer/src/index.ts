@@ -23,7 +23,9 @@ export type { Role } from "./subjects.js";
 export {
   bucketCompactionSubjects,
   bucketGrantSubjects,
+  bucketInspectorSubjects,
   controllerInboxPrefix,
+  INSPECTOR_ACCOUNT_SUBJECTS,
   inspectorInboxPrefix,
   machineInboxPrefix,
   machineUser,

@@ -41,6 +41,34 @@ export function bucketCompactionSubjects(bucket: string): string[] {
   ];
 }
 
+/**
+ * What the inspector needs on bucket `bucket`, sorted: a reader's subjects (what `mesh-state ls|get|watch|history`
+ * use) and what natscli v0.5.0 asks for besides, measured per command with a server's trace:
+ * - `$JS.API.STREAM.INFO.KV_B`: every `nats kv` command opens the bucket with it first, and `nats stream info`;
+ * - `$JS.API.CONSUMER.CREATE.KV_B.*.$KV.B.>`: `nats kv history` and `nats kv watch` create an ordered push
+ *   consumer named in the subject with its filter after it. A durable could be asked for on that subject too
+ *   (its name must equal the subject's): the bucket's consumer limit bounds it, as it bounds every consumer
+ *   (decision 0006), and no create subject without a filter (`…KV_B.<name>`) is granted;
+ * - `$JS.FC.KV_B.>`: that consumer's flow-control replies; without them a watch of an 8 MiB bucket stalls.
+ * Nothing here writes: no `$KV.B.>`, no STREAM.UPDATE/DELETE/PURGE, no CONSUMER.DURABLE.
+ */
+export function bucketInspectorSubjects(bucket: string): string[] {
+  const stream = streamName(bucket);
+  return [
+    ...bucketGrantSubjects(bucket, "reader"),
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.*.$KV.${bucket}.>`,
+    `$JS.FC.${stream}.>`,
+  ].sort();
+}
+
+/**
+ * What the inspector needs across the account: `nats kv ls` lists the account's streams. It reveals the name,
+ * config and size (never a value) of every stream of the state account — which holds only the `KV_mod_*`
+ * buckets, so: every bucket's name and options, including buckets the catalogue no longer declares.
+ */
+export const INSPECTOR_ACCOUNT_SUBJECTS: readonly string[] = ["$JS.API.STREAM.LIST"];
+
 /** The state user of machine `machine`. */
 export function machineUser(machine: string): string {
   return `state-${machine}`;

@@ -14,8 +14,8 @@ import { keyHistory, listKeys } from "./reads.js";
 
 /**
  * The inspector (grant-composer's `composeInspectorGrant`), proven on a server of its own: it reads every
- * bucket of the catalogue — get, keys, history — and writes none, may not administer a bucket, and leaves no
- * consumer behind. Its own server keeps the main proof's fixture and users untouched.
+ * bucket of the catalogue — get, keys, history, and its stream's info — and writes none, may not administer a
+ * bucket, and leaves no consumer behind. Its own server keeps the main proof's fixture and users untouched.
  */
 export async function inspectorChecks(recorder: Recorder, timeoutMs: number): Promise<void> {
   const catalogue = parseCatalogue([
@@ -82,7 +82,7 @@ export async function inspectorChecks(recorder: Recorder, timeoutMs: number): Pr
         row("put", "refused"),
         async () => `revision ${await inspector.bucket(bucket).put("k", "x")}`,
       );
-      await streamAdminChecks(recorder, "inspector", inspector, bucket);
+      await streamAdminChecks(recorder, "inspector", inspector, bucket, true);
     }
   } finally {
     for (const client of clients) await client.nc.close().catch(() => undefined);

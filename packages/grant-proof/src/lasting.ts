@@ -99,13 +99,15 @@ function refusalKind(error: unknown): string | undefined {
 
 /**
  * One row per form, as the reader (a machine holding only a reader's grant) on `bucket`: refused, or created
- * with an inactivity bound no longer than the bucket's consumer limit — then deleted again at once.
+ * with an inactivity bound no longer than the bucket's consumer limit — then deleted again at once. `as`
+ * names another role holding the client's grant (the inspector), whose facts take its name as a prefix.
  */
 export async function lastingConsumerChecks(
   recorder: Recorder,
   reader: StateClient,
   controller: StateClient,
   bucket: string,
+  as: { role: string; factPrefix: string } = { role: "reader", factPrefix: "" },
 ): Promise<void> {
   const stream = streamName(bucket);
   const filter = `$KV.${bucket}.>`;
@@ -117,7 +119,7 @@ export async function lastingConsumerChecks(
     await check(
       recorder,
       {
-        role: "reader",
+        role: as.role,
         operation: form.operation,
         bucket,
         expected: "refused",
@@ -150,7 +152,12 @@ export async function lastingConsumerChecks(
   }
   for (const form of FORMS) {
     const outcome = outcomes[form.key] ?? { value: "unknown" };
-    fact(recorder, `lasting.${form.key}`, outcome.value, form.operation.replace("lasting consumer: ", ""));
+    fact(
+      recorder,
+      `${as.factPrefix}lasting.${form.key}`,
+      outcome.value,
+      form.operation.replace("lasting consumer: ", ""),
+    );
   }
   const day = [outcomes["named-day"], outcomes["ephemeral-day"]];
   const limits = day.some((outcome) => outcome?.value === `refused (${inactiveThresholdExcess})`)
@@ -158,12 +165,14 @@ export async function lastingConsumerChecks(
     : day.some((outcome) => outcome?.value.startsWith("bounded"))
       ? "clamps"
       : "absent";
-  fact(
-    recorder,
-    "consumer-limits",
-    limits,
-    `a consumer asking for a day of idleness on a stream whose consumer_limits.inactive_threshold is ${limitSeconds} s: ${day.map((outcome) => outcome?.value).join(", ")}`,
-  );
+  // The stream's limit is one fact of the server, recorded once, by the reader's run.
+  if (!as.factPrefix)
+    fact(
+      recorder,
+      "consumer-limits",
+      limits,
+      `a consumer asking for a day of idleness on a stream whose consumer_limits.inactive_threshold is ${limitSeconds} s: ${day.map((outcome) => outcome?.value).join(", ")}`,
+    );
   const after = (await snapshotStream(controller, stream)).consumers;
   if (after > before) recorder.logger.warn({ before, after }, "lasting-consumer checks left consumers behind");
 }

@@ -15,6 +15,7 @@ import { inspectorChecks } from "./inspector.js";
 import { lastingConsumerChecks } from "./lasting.js";
 import { type MatrixClients, ownerChecks, readerChecks, type SeededBucket, strangerChecks } from "./matrix.js";
 import { minimalityChecks } from "./minimality.js";
+import { natscliChecks } from "./natscli.js";
 import { connectClient, type StateClient } from "./operations.js";
 import type { GrantProofResult, RunGrantProofOptions } from "./types.js";
 
@@ -121,6 +122,7 @@ export async function runGrantProof(options: RunGrantProofOptions = {}): Promise
         },
       );
       await inspectorChecks(recorder, timeoutMs);
+      await natscliChecks(recorder, { timeoutMs, ...(options.natscli ? { natscli: options.natscli } : {}) });
       await minimalityChecks(recorder, server.url, users.variants, clients.owner, timeoutMs);
       await compactionChecks(recorder, clients, catalogue, users.compactionVariants, server.url);
       await maxConsumersUpdateFact(recorder, clients.controller, FIXTURE.other);

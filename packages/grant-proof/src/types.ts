@@ -34,6 +34,11 @@ export interface RunGrantProofOptions {
   operationTimeoutMs?: number;
   /** Silent by default. */
   logger?: Logger;
+  /**
+   * natscli v0.5.0, whose commands the inspector's grant must serve; default: the tools cache's
+   * (`$MESH_TOOLS_DIR`, else ~/.cache/mesh-state-tools, `natscli-v0.5.0/nats`). Missing, its row fails.
+   */
+  natscli?: string;
 }
 
 /**
