@@ -10,8 +10,8 @@ const setupFiles = [`${root}test/reap-on-signals.ts`];
 // runtime to run (a young generation of 2 MiB semi-spaces, docs/perf/0010): otherwise V8 commits
 // young-generation space to the allocation rate and the RSS they measure is that sizing, not what the runtime holds.
 const runtimeMemoryTests = [
-  "packages/runtime-state/src/wire/backpressure.test.ts",
-  "packages/runtime-state/src/wire/chaos.test.ts",
+  "packages/runtime-state/src/wire/backpressure.nats.test.ts",
+  "packages/runtime-state/src/wire/chaos.nats.test.ts",
 ];
 // Each package's code entries to their source: `@mesh/<dir>` to src/index.ts, `@mesh/<dir>/<name>` (`./stdio`,
 // `./internal` in `exports`) to src/<name>.ts; other entries (`./schema.json`, `./package.json`) resolve as they are.
@@ -27,6 +27,13 @@ const alias = readdirSync(`${root}packages`).flatMap((dir) => {
   });
 });
 
+// Unit tests are `*.test.ts`; a test that needs a real nats-server is `*.nats.test.ts`. The unit project runs where
+// no nats-server can be found (test/no-nats-server.ts), so a server test named as a unit test fails there, not
+// passes by luck: `pnpm vitest run --project unit` needs nothing but Node.
+const SERVER_TESTS = "**/*.nats.test.ts";
+const packageTests = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"];
+const workspaceTests = ["integration/src/**/*.test.ts", "bench/src/**/*.test.ts", "examples/*/src/**/*.test.ts"];
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -34,9 +41,20 @@ export default defineConfig({
       {
         resolve: { alias },
         test: {
+          name: "unit",
+          include: [...packageTests, ...workspaceTests],
+          exclude: ["**/node_modules/**", SERVER_TESTS],
+          setupFiles: [`${root}test/no-nats-server.ts`],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
           name: "packages",
-          include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
-          exclude: runtimeMemoryTests,
+          include: packageTests.map((glob) => glob.replace(/\.test\.ts$/, ".nats.test.ts")),
+          exclude: ["**/node_modules/**", ...runtimeMemoryTests],
           setupFiles,
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -57,7 +75,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          include: ["integration/src/**/*.test.ts", "bench/src/**/*.test.ts", "examples/*/src/**/*.test.ts"],
+          include: workspaceTests.map((glob) => glob.replace(/\.test\.ts$/, ".nats.test.ts")),
           setupFiles,
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Go side: packages/sdk-go and examples/licence-binding-go formatted, vetted and staticchecked, the SDK
 # tested with the race detector (its Examples included) and its line reader fuzzed for a bounded number of
-# runs. The Go bundles' real-server tests run in the vitest suite (integration/src/sdk-go.test.ts).
+# runs. The Go bundles' real-server tests run in the vitest suite (integration/src/sdk-go.nats.test.ts).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=go-install.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: build, lint, typecheck, unit and real-server tests, the packaging check, on the default
-# (newest pinned) nats-server; then the server-dependent tests (scripts/server-dependent-tests.txt) on every
+# (newest pinned) nats-server; then the server tests marked `@server-versions` (version_dependent_tests) on every
 # other pinned version (scripts/nats-server-versions.txt); then the table of what each version proved
 # (docs/server-versions.md).
 #   bash scripts/test.sh                  everything
@@ -61,19 +61,23 @@ timed "Go SDK: vet, test -race, fuzz" bash scripts/test-go.sh
 # packages when root (scripts/fault-packages.sh).
 timed "fault tools: vet, test -race, fuzz" bash scripts/test-chaos.sh
 
+# The server tests whose outcome depends on the server's version say so in their first line
+# (`// @server-versions supported`, and `supported below-floor` for those that also run below the floor):
+# version_dependent_tests <below-floor: true|false> lists them, derived from the files, never kept by hand.
+version_dependent_tests() {
+  local marker='^// @server-versions supported'
+  [ "$1" = true ] && marker="$marker below-floor"
+  grep -rlE --include='*.nats.test.ts' --exclude-dir=node_modules "$marker" packages integration bench examples | sort
+}
+
 while read -r version path; do
   [ "$path" = "$default_bin" ] && continue
-  marker='.'
-  grep -qE "^$version[[:space:]]+below-floor" scripts/nats-server-versions.txt && marker='below-floor'
-  globs=$(sed -e 's/#.*//' scripts/server-dependent-tests.txt | awk -v m="$marker" 'NF && (m == "." || $2 == m) { print $1 }')
-  files=()
-  for glob in $globs; do
-    matches=$(compgen -G "$glob" || true)
-    [ -n "$matches" ] || { echo "test: $glob (scripts/server-dependent-tests.txt) matches no file" >&2; exit 1; }
-    files+=($matches)
-  done
+  below_floor=false
+  grep -qE "^$version[[:space:]]+below-floor" scripts/nats-server-versions.txt && below_floor=true
+  mapfile -t files < <(version_dependent_tests "$below_floor")
+  [ "${#files[@]}" -gt 0 ] || { echo "test: no *.nats.test.ts file says @server-versions" >&2; exit 1; }
   label="server-dependent tests on nats-server $version"
-  [ "$marker" = below-floor ] && label="below-floor tests on nats-server $version"
+  [ "$below_floor" = true ] && label="below-floor tests on nats-server $version"
   fresh_results "$version"
   NATS_SERVER_BIN=$path timed "$label" pnpm vitest run "${reporters[@]}" "${files[@]}"
   record_counts "$version" "${label%% on nats-server*}" "$outcome"

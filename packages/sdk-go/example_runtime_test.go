@@ -18,7 +18,7 @@ import (
 // the bundle's end. It answers the state verbs from buckets in memory, by the wire's rules (revisions,
 // conflicts, a watch's current values, its marker, then its changes, one batch answered before the next),
 // so the Examples run the SDK as a bundle runs it. It checks no grant and no membership: runtime-state
-// does, and integration/src/sdk-go.test.ts runs the SDK against it and a real nats-server.
+// does, and integration/src/sdk-go.nats.test.ts runs the SDK against it and a real nats-server.
 // preload holds values already stored, as "bucket/key": value (another module's writes, for Reads).
 func inProcessRuntime(preload map[string]any) *meshstate.LineChannel {
 	toRuntime, fromBundle := io.Pipe()

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { findNatsServer, pinnedVersions, serverVersion } from "./binary.js";
+import { findNatsServer, pinnedVersions } from "./binary.js";
 import { LocalNatsError } from "./errors.js";
 
 async function failure(promise: Promise<unknown>): Promise<LocalNatsError> {
@@ -110,8 +110,4 @@ test("the repository's versions file pins the default last", () => {
   );
   expect(versions.length).toBeGreaterThanOrEqual(3);
   for (const version of versions) expect(version).toMatch(/^v\d+\.\d+\.\d+$/);
-});
-
-test("serverVersion reports the binary's version", async () => {
-  expect(await serverVersion()).toMatch(/^\d+\.\d+\.\d+/);
 });

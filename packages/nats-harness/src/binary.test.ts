@@ -20,13 +20,6 @@ function noBinary(): { env: NodeJS.ProcessEnv; versionsFile: string } {
 }
 
 describe("findNatsServer (the harness's: local-nats's binary, else Docker)", () => {
-  test("takes local-nats's binary when there is one", async () => {
-    const real = process.env.NATS_SERVER_BIN;
-    const source = await findNatsServer({ dockerAvailable: async () => true });
-    expect(source.kind).toBe("binary");
-    if (real) expect(source).toEqual({ kind: "binary", path: real });
-  });
-
   test("without a binary or a Docker engine, fails with nats-server-missing and says how to get one", async () => {
     const error = await findNatsServer({ ...noBinary(), dockerAvailable: async () => false }).then(
       () => undefined,

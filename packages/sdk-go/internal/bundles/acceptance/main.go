@@ -1,4 +1,4 @@
-// Command acceptance is the Go bundle of the real-server tests (integration/src/sdk-go.test.ts): the
+// Command acceptance is the Go bundle of the real-server tests (integration/src/sdk-go.nats.test.ts): the
 // scenarios sdk-ts's acceptance bundles run, written against the Go SDK. It reports to the test as JSON
 // lines on stderr ({"report": …}); stdout carries the JSON-RPC lines. SIGUSR1 is the test's "go on".
 package main

@@ -1,4 +1,4 @@
-// Command onechannel is the Go bundle of the one-channel test (integration/src/one-channel.test.ts, with
+// Command onechannel is the Go bundle of the one-channel test (integration/src/one-channel.nats.test.ts, with
 // its host in integration/src/one-channel/host.ts): a bundle that already has a JSON-RPC channel to its
 // host — it sends mesh/echo and answers the host's mesh/event — attaches the state verbs to that same
 // channel. Echoes, puts and a watch are interleaved; each mesh/event is answered only once the watch has

@@ -1,3 +1,4 @@
+// @server-versions supported below-floor — scripts/test.sh runs this file on every pinned nats-server version, below the floor too.
 import { desiredStreamConfig } from "@mesh/controller-kv";
 import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
 import { startServer } from "@mesh/nats-harness";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { formatProofTable, runGrantProof } from "@mesh/grant-proof";
 import { describe, expect, it } from "vitest";
 import { recordProven } from "./proven.js";

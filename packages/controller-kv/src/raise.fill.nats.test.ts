@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { startServer } from "@mesh/nats-harness";
 import { pino } from "pino";
 import { expect, it } from "vitest";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { JetStreamApiError } from "@nats-io/jetstream";
 import {
   ClosedConnectionError,

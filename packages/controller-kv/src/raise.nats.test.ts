@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { declaredBuckets, durationToNanoseconds, MESH_CAPS } from "@mesh/manifest-schema";
 import { DiscardPolicy, StorageType } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
@@ -299,7 +300,7 @@ describe("raise against a real server", () => {
 
   it("a full bucket refuses a write with an error and keeps every earlier key", async () => {
     // A write that does not fit the room left. (A small write at the very edge is evicting on
-    // nats-server < 2.10.5 — nats-server#4771; measured in integration/src/server-facts.test.ts, decision 0004.)
+    // nats-server < 2.10.5 — nats-server#4771; measured in integration/src/server-facts.nats.test.ts, decision 0004.)
     await raise({
       connection: file.controller,
       catalogue: [manifest("full", { box: { maxBytes: 4096 } })],

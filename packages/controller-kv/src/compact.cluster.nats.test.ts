@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { startCluster } from "@mesh/nats-harness";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { declaredBuckets } from "@mesh/manifest-schema";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";

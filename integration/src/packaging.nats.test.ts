@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 // The published packages as their users get them: packed by pnpm, installed by npm into a project outside the
 // workspace, imported as ESM, type-checked by a strict consumer, linted by publint and are-the-types-wrong,
 // their imports held to their dependencies, the CLI's bin run from the tarball, and a smoke against a real

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { describe, expect, it } from "vitest";
 import { brief, readerMembership, spawnBundle, stateServer, watchScene } from "../../test/kit.js";
 import { createStateService } from "../verbs/service.js";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { createServer, type Server, Socket } from "node:net";
 import { streamName } from "@mesh/manifest-schema";
 import { describe, expect, it } from "vitest";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { serverFeatures } from "@mesh/dev-mesh";
 import { describe, expect, it } from "vitest";
 import { BUCKET, brief, stateServer, until, watchScene } from "../../test/kit.js";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { ASKS_PER_TIMEOUT } from "@mesh/jetstream-calls";
 import { startCluster } from "@mesh/nats-harness";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";

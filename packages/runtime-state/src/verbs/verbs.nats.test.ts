@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { describe, expect, it } from "vitest";
 import { BUCKET, ownerMembership, readerMembership, spawnBundle, stateServer } from "../../test/kit.js";
 import { createStateService } from "./service.js";
@@ -97,7 +98,7 @@ describe("state verbs over a real bundle's stdio, as a machine holding exactly i
 
   it("refuses a value that does not fit the bucket's remaining bytes as bucket-full, keeping every earlier key", async () => {
     // A write whose own size does not fit is refused by every server version. (A small write at the very
-    // edge is another matter on nats-server < 2.10.5: see integration/src/server-facts.test.ts.)
+    // edge is another matter on nats-server < 2.10.5: see integration/src/server-facts.nats.test.ts.)
     await using nats = await stateServer({ maxBytes: 4096, history: 1 });
     const service = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
     const written = Array.from({ length: 10 }, (_, index) => `k${index}`);

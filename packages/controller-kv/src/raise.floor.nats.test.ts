@@ -1,3 +1,4 @@
+// @server-versions supported below-floor — scripts/test.sh runs this file on every pinned nats-server version, below the floor too.
 import { startServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";

@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { startCluster } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 import { ADMIN_PROBE, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";

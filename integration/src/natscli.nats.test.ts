@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";

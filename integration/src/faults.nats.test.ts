@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { startTcpProxy } from "@mesh/nats-harness";
 import { beforeAll, describe, expect, it } from "vitest";
 import {

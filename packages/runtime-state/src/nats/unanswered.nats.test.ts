@@ -1,3 +1,4 @@
+// @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import {
