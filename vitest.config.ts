@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -10,13 +10,22 @@ const setupFiles = [`${root}test/reap-on-signals.ts`];
 // runtime to run (a young generation of 2 MiB semi-spaces, docs/perf/0010): otherwise V8 commits
 // young-generation space to the allocation rate and the RSS they measure is that sizing, not what the runtime holds.
 const runtimeMemoryTests = [
-  "packages/runtime-state/src/backpressure.test.ts",
-  "packages/runtime-state/src/chaos.test.ts",
+  "packages/runtime-state/src/wire/backpressure.test.ts",
+  "packages/runtime-state/src/wire/chaos.test.ts",
 ];
-const alias = readdirSync(`${root}packages`).flatMap((dir) => [
-  { find: new RegExp(`^@mesh/${dir}/stdio$`), replacement: `${root}packages/${dir}/src/stdio.ts` },
-  { find: new RegExp(`^@mesh/${dir}$`), replacement: `${root}packages/${dir}/src/index.ts` },
-]);
+// Each package's code entries to their source: `@mesh/<dir>` to src/index.ts, `@mesh/<dir>/<name>` (`./stdio`,
+// `./internal` in `exports`) to src/<name>.ts; other entries (`./schema.json`, `./package.json`) resolve as they are.
+const alias = readdirSync(`${root}packages`).flatMap((dir) => {
+  const manifest = `${root}packages/${dir}/package.json`;
+  if (!existsSync(manifest)) return [];
+  const exports: Record<string, unknown> = JSON.parse(readFileSync(manifest, "utf8")).exports ?? {};
+  return Object.entries(exports).flatMap(([subpath, target]) => {
+    const source = `${root}packages/${dir}/src/${subpath === "." ? "index" : subpath.slice(2)}.ts`;
+    if (typeof target !== "object" || !existsSync(source)) return [];
+    const specifier = `@mesh/${dir}${subpath.slice(1)}`.replace(/[/.-]/g, (character) => `\\${character}`);
+    return [{ find: new RegExp(`^${specifier}$`), replacement: source }];
+  });
+});
 
 export default defineConfig({
   resolve: { alias },

@@ -1,5 +1,5 @@
 import { MESH_CAPS, streamName } from "@mesh/manifest-schema";
-import type { ConsumerReader } from "@mesh/runtime-state";
+import type { ConsumerReader } from "@mesh/runtime-state/internal";
 import { check, expect, fact, type Recorder } from "./check.js";
 import { apiErrorCode, describeError, type StateClient } from "./operations.js";
 import { listKeys } from "./reads.js";

@@ -1,5 +1,5 @@
 import { streamName } from "@mesh/manifest-schema";
-import { WrongRevision } from "@mesh/runtime-state";
+import { WrongRevision } from "@mesh/runtime-state/internal";
 import { dataChange, snapshotStream } from "./buckets.js";
 import { check, expect, type Recorder, record } from "./check.js";
 import type { StateClient } from "./operations.js";

@@ -1,5 +1,6 @@
 import { streamName } from "@mesh/manifest-schema";
-import { BucketClient, ConsumerReader, DEFAULT_LIMITS, type ReaderStart, systemClock } from "@mesh/runtime-state";
+import { DEFAULT_LIMITS } from "@mesh/runtime-state";
+import { BucketClient, ConsumerReader, type ReaderStart, systemClock } from "@mesh/runtime-state/internal";
 import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";

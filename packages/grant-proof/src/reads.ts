@@ -1,5 +1,5 @@
 import { streamName } from "@mesh/manifest-schema";
-import type { ConsumerReader, PulledMessage, ReaderStart } from "@mesh/runtime-state";
+import type { ConsumerReader, PulledMessage, ReaderStart } from "@mesh/runtime-state/internal";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { describeError, type StateClient } from "./operations.js";
 

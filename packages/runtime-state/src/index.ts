@@ -1,24 +1,23 @@
-export type { StoredEntry } from "./bucket.js";
-export { BucketClient, WrongRevision } from "./bucket.js";
-export { systemClock } from "./clock.js";
-export { StateRefusal } from "./errors.js";
+// What a node runtime uses: a service per bundle, served over the bundle's stdio or mounted on the host's own
+// channel, the shared watches of one runtime, the limits and the refusal. Internals other workspace packages
+// need (the bucket client and reader the grant proof drives) are on `@mesh/runtime-state/internal`, outside semver.
+
 export { DEFAULT_LIMITS } from "./limits.js";
-export type { HostChannel, MountOptions } from "./mount.js";
-export { mountStateVerbs } from "./mount.js";
-export type { PulledMessage, ReaderOptions, ReaderStart } from "./reader.js";
-export { ConsumerLost, ConsumerReader } from "./reader.js";
-export { createStateService } from "./service.js";
-export type { SharedWatchBounds } from "./shared-watch.js";
-export type { StdioHandle, StdioOptions } from "./stdio.js";
-export { serveStdio } from "./stdio.js";
 export type {
   Clock,
   DeliverWatchEvents,
   StateLimits,
   StateService,
-  StateServiceOptions,
   StateVerbHandler,
   StateVerbHandlers,
 } from "./types.js";
-export type { WatchHubOptions } from "./watch-hub.js";
-export { DEFAULT_SHARED_WATCH_BOUNDS, WatchHub } from "./watch-hub.js";
+export type { StateServiceOptions } from "./verbs/service.js";
+export { createStateService } from "./verbs/service.js";
+export type { WatchHubOptions } from "./watches/hub.js";
+export { DEFAULT_SHARED_WATCH_BOUNDS, WatchHub } from "./watches/hub.js";
+export type { SharedWatchBounds } from "./watches/shared-watch.js";
+export { StateRefusal } from "./wire/errors.js";
+export type { HostChannel, MountOptions } from "./wire/mount.js";
+export { mountStateVerbs } from "./wire/mount.js";
+export type { StdioHandle, StdioOptions } from "./wire/stdio.js";
+export { serveStdio } from "./wire/stdio.js";

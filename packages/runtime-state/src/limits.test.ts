@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ownerMembership, stateServer, watchScene } from "../test/kit.js";
 import { DEFAULT_LIMITS } from "./limits.js";
-import { createStateService } from "./service.js";
+import { createStateService } from "./verbs/service.js";
 
 describe("per-bundle limits, each refused with reason limit", () => {
   it("the watch over maxWatches is refused as limit watches, and one closes a place for the next", async () => {

@@ -1,8 +1,5 @@
 import type { Membership } from "@mesh/manifest-schema";
 import type { StateMethod, WatchEvent } from "@mesh/state-protocol";
-import type { NatsConnection } from "@nats-io/nats-core";
-import type { Logger } from "pino";
-import type { WatchHub } from "./watch-hub.js";
 
 /**
  * The contract of runtime-state: what the node runtime passes in and gets back.
@@ -67,24 +64,6 @@ export interface Clock {
 
 /** Sends one batch of a watch's events to the bundle; resolves when the bundle answered it. */
 export type DeliverWatchEvents = (watch: string, events: WatchEvent[]) => Promise<void>;
-
-export interface StateServiceOptions {
-  /** The state connection (the machine's user in the STATE account), connected with `inboxPrefix`. */
-  connection: NatsConnection;
-  /** The membership the controller issued for this bundle's module; parsed with `parseMembership`. */
-  membership: unknown;
-  /** Silent when absent. */
-  logger?: Logger;
-  limits?: Partial<StateLimits>;
-  clock?: Clock;
-  /** The connection's inbox prefix; read from the connection's options when absent. */
-  inboxPrefix?: string;
-  /**
-   * Shared by every service of one runtime (one state connection): bundles watching the same bucket with the
-   * same filter then share one consumer (docs/decisions/0008-shared-watches.md). Absent: a consumer per watch.
-   */
-  watchHub?: WatchHub;
-}
 
 /** A handler for one verb: params as received, the result to answer with; rejects with the refusal. */
 export type StateVerbHandler = (params: unknown) => Promise<unknown>;

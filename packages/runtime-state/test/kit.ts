@@ -7,9 +7,9 @@ import { parseCatalogue, streamName } from "@mesh/manifest-schema";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { type Level, type Logger, pino } from "pino";
-import { createStateService } from "../src/service.js";
-import type { StdioHandle } from "../src/stdio.js";
-import type { StateLimits, StateService, StateServiceOptions } from "../src/types.js";
+import type { StateLimits, StateService } from "../src/types.js";
+import { createStateService, type StateServiceOptions } from "../src/verbs/service.js";
+import type { StdioHandle } from "../src/wire/stdio.js";
 
 export const BUCKET = "mod_notes-app_notes";
 export const OTHER_BUCKET = "mod_other_stuff";
@@ -91,6 +91,19 @@ export async function until(
   }
 }
 
+/** Waits (15 s at most) until `service` answers a get of `key` again: after a server restart, its connection is back. */
+export function untilReconnected(service: StateService, bucket: string, key: string): Promise<void> {
+  return until(
+    () =>
+      service.handle("mesh/state.get", { bucket, key }).then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+    "writer reconnected",
+  );
+}
+
 /** A watch event as the bundle received it. */
 export type SeenEvent = { type: string; key?: string; value?: unknown; revision?: number; reason?: string };
 
@@ -129,7 +142,7 @@ export async function watchScene(
   return { owner, reader: readerService, put, del, bundle, watch };
 }
 
-const BUNDLE = fileURLToPath(new URL("../src/fixtures/bundle.mjs", import.meta.url));
+const BUNDLE = fileURLToPath(new URL("./fixtures/bundle.mjs", import.meta.url));
 
 /** A real bundle child process, served by `service` over its stdio. */
 export function spawnBundle(service: StateService) {

@@ -5,11 +5,11 @@ import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { serveStdio } from "../src/stdio.js";
 import type { StateService } from "../src/types.js";
+import { serveStdio } from "../src/wire/stdio.js";
 import type { spawnBundle } from "./kit.js";
 
-const MISBEHAVE = fileURLToPath(new URL("../src/fixtures/misbehave.mjs", import.meta.url));
+const MISBEHAVE = fileURLToPath(new URL("./fixtures/misbehave.mjs", import.meta.url));
 
 export type Misbehaviour = "flood" | "silent-watcher" | "no-newline" | "random" | "abandon-watches";
 
