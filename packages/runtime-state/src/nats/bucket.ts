@@ -150,10 +150,23 @@ export class BucketClient {
     }) as Promise<EntryAnswer | null>;
   }
 
-  /** The get verb's answer at `strong`: from the stream's leader. */
+  /**
+   * The get verb's answer at `strong`: from the stream's leader. An answer older than the floor can only come from
+   * a leader that lost its place without knowing it yet (paused, or cut off from its peers, while another was
+   * elected and took writes): `NotConsistent`, never returned. Only an exact floor refuses (a sketch's may be too
+   * high); "no message" is taken as it is (the key's messages were removed: compaction, an expired marker).
+   */
   readAnswerStrong(key: string): Promise<EntryAnswer | null> {
+    const floor = this.floor.exactOf(key);
     return this.leaderMessage(key, (message) => {
-      if (message !== null) this.floor.settle(key, message.seq);
+      if (message !== null) {
+        if (message.seq < floor) {
+          throw new NotConsistent(
+            `the leader of stream ${this.stream} answered revision ${message.seq} of the key, older than revision ${floor} this bundle wrote or saw (a former leader that has not stepped down yet)`,
+          );
+        }
+        this.floor.settle(key, message.seq);
+      }
       return answerOf(key, message);
     });
   }

@@ -66,6 +66,7 @@ describe("the read floor", () => {
     floor.settle("b", 2); // a goes to the sketch: slot 1
     floor.settle("c", 3); // b goes to the sketch: slot 2
     expect(floor.of("a")).toBe(2); // too high: a's own revision 1 reads from the leader
+    expect(floor.exactOf("a")).toBe(0); // so the leader's answer for a is never refused as stale
     expect(floor.of("never-seen")).toBe(2);
     expect(floor.of("c")).toBe(3);
     // The leader's answer for a is exact again, and a later revision of a read from a watch raises it.

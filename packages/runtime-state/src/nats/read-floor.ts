@@ -29,6 +29,14 @@ export class ReadFloor {
     return this.exact.get(key) ?? this.sketch?.[this.slot(key)] ?? 0;
   }
 
+  /**
+   * The key's floor when it is remembered exactly, else 0: a revision below it is certainly stale (a sketch value
+   * may be too high, and only sends a read to the leader).
+   */
+  exactOf(key: string): number {
+    return this.exact.get(key) ?? 0;
+  }
+
   /** The highest revision written or seen in the bucket: 0 when this client has neither written nor read it. */
   get highestRevision(): number {
     return this.highest;
