@@ -9,6 +9,7 @@ export const BENCH_ENTRIES = {
   "bench-echo": "src/bench/echo-child.ts",
   "bench-profile-top": "src/bench/profile-top.ts",
   "bench-fleet-host": "src/bench/fleet-host.ts",
+  "bench-read-latency": "src/bench/read-latency.ts",
 };
 
 /** Workspace packages with no build (their exports are their sources): every built entry bundles them. */
