@@ -2,6 +2,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import { BUCKET, brief, ownerMembership, readerMembership, spawnBundle, stateServer, until } from "../../test/kit.js";
 import { BucketClient } from "../nats/bucket.js";
+import { NotConsistent } from "../nats/errors.js";
 import { createStateService } from "./service.js";
 
 /** Counts the requests for a message from the stream's leader, as the server sees them published (admin listens). */
@@ -83,6 +84,89 @@ describe("read consistency: session (the default), strong and local", () => {
     await reader.close();
   });
 
+  it("a watch started while keys are written and deleted: at `current` the bundle holds the bucket at one revision, at or after every write acknowledged before the watch", async () => {
+    await using nats = await stateServer();
+    const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
+    const reader = createStateService({ connection: await nats.machine("m2"), membership: readerMembership });
+    // Every write, in revision order: the bucket at any revision can be rebuilt from it.
+    const log: { key: string; revision: number; deleted: boolean }[] = [];
+    let writing = true;
+    // Written by one writer, one write at a time: the log is in revision order.
+    const writer = (async () => {
+      for (let index = 0; writing; index++) {
+        const key = `k${index % 12}`;
+        if (index % 5 === 4) {
+          await owner.handle("mesh/state.delete", { bucket: "notes", key });
+          // A delete's revision is the next one: read it back from the leader, exactly.
+          const entry = await reader.handle("mesh/state.history", {
+            bucket: "notes-app.notes",
+            key,
+            consistency: "strong",
+          });
+          const last = (entry as { entries: { revision: number }[] }).entries.at(-1)!;
+          log.push({ key, revision: last.revision, deleted: true });
+        } else {
+          const { revision } = (await owner.handle("mesh/state.put", { bucket: "notes", key, value: index })) as {
+            revision: number;
+          };
+          log.push({ key, revision, deleted: false });
+        }
+      }
+    })();
+    const bundle = spawnBundle(reader);
+    const started: { consistency: string; acknowledged: number; watch: string }[] = [];
+    for (const consistency of ["strong", "session"]) {
+      const before = log.length;
+      await until(() => log.length >= before + 20, 10_000, "writes before the watch");
+      const acknowledged = log.at(-1)!.revision;
+      const { watch } = (await bundle.call("mesh/state.watch", { bucket: "notes-app.notes", consistency })).result as {
+        watch: string;
+      };
+      await bundle.untilEvents(watch, (events) => events.some((event) => event.type === "current"));
+      started.push({ consistency, acknowledged, watch });
+    }
+    // Stopped before checking: every write a watch may have shown is in the log by then.
+    writing = false;
+    await writer;
+    // The bucket at revision r: each key's last write at or below r, deleted keys left out.
+    const bucketAt = (revision: number) => {
+      const state = new Map<string, number>();
+      for (const write of log) {
+        if (write.revision > revision) break;
+        if (write.deleted) state.delete(write.key);
+        else state.set(write.key, write.revision);
+      }
+      return [...state].sort().join();
+    };
+    const results: string[] = [];
+    for (const { consistency, acknowledged, watch } of started) {
+      const held = new Map<string, number>();
+      const sent = new Set<string>();
+      let again = 0;
+      for (const event of bundle.events(watch)) {
+        if (event.type === "current") break;
+        if (sent.has(event.key!)) again++;
+        sent.add(event.key!);
+        if (event.type === "put") held.set(event.key!, event.revision!);
+        if (event.type === "delete") held.delete(event.key!);
+      }
+      const view = [...held].sort().join();
+      const matching = log.filter((write) => write.revision >= acknowledged && bucketAt(write.revision) === view);
+      expect(
+        matching.length,
+        `${consistency}: the view ${view} is the bucket at no revision >= ${acknowledged}`,
+      ).toBeGreaterThan(0);
+      results.push(
+        `${consistency}: view at revision ${matching[0]!.revision} >= ${acknowledged}, ${again} keys sent again before current`,
+      );
+    }
+    console.log(results.join("; "));
+    expect(results).toHaveLength(2);
+    await bundle.kill();
+    await owner.close();
+    await reader.close();
+  });
+
   it("an unknown level is invalid params naming the allowed words, before NATS is touched", async () => {
     await using nats = await stateServer();
     const owner = createStateService({ connection: await nats.machine("m1"), membership: ownerMembership });
@@ -115,9 +199,10 @@ describe("read consistency: session (the default), strong and local", () => {
     // Exact again: the next read of a is a direct get alone.
     expect(await client.readAnswerSession("a")).toMatchObject({ revision: a });
     expect(await reads.since()).toBe(0);
-    // A floor above anything stored (as a write acknowledged by a leader a replica has not caught up with).
+    // An exact floor above anything the leader holds: the leader's answer is older than what the bundle saw (as
+    // from a former leader not yet stepped down), so it is refused, never returned.
     client.floor.settle("c", c + 1_000);
-    expect(await client.readAnswerSession("c")).toMatchObject({ value: "C", revision: c });
+    await expect(client.readAnswerSession("c")).rejects.toBeInstanceOf(NotConsistent);
     expect(await reads.since()).toBe(1);
   });
 
@@ -161,13 +246,21 @@ describe("read consistency: session (the default), strong and local", () => {
           expect(tookMs).toBeLessThan(2 * timeoutMs + 1_500);
         }
       }
-      // The session floor above what the survivor holds (a write it never got): the leader is needed, and absent.
-      const target = (owner as unknown as { target(name: string, access: string): { client: BucketClient } }).target(
+      // A bundle whose floor is above what the survivor holds (a write it never got): the leader is needed, and absent.
+      const behind = createStateService({
+        connection: await nats.machine("m1", [survivor.url]),
+        membership: ownerMembership,
+        limits: { requestTimeoutMs: timeoutMs },
+      });
+      const target = (behind as unknown as { target(name: string, access: string): { client: BucketClient } }).target(
         "notes",
         "read",
       );
       target.client.floor.settle("a", revision + 1);
-      expect(await refusalOf(call("get", { key: "a" }))).toMatchObject({ reason: "unavailable" });
+      expect(await refusalOf(behind.handle("mesh/state.get", { bucket: "notes", key: "a" }))).toMatchObject({
+        reason: "unavailable",
+      });
+      await behind.close();
       // What local does without a leader (measured, printed: a follower may or may not answer).
       const local = await refusalOf(call("get", { key: "a", consistency: "local" }));
       console.log(`no leader, local get on the survivor: ${JSON.stringify(local)}`);
