@@ -21,6 +21,7 @@ function plainComposition(catalogue: Catalogue): string[] {
     subjects.add(`$JS.API.CONSUMER.DELETE.KV_${bucket}.>`);
     subjects.add(`$JS.API.CONSUMER.MSG.NEXT.KV_${bucket}.>`);
     subjects.add(`$JS.API.DIRECT.GET.KV_${bucket}.>`);
+    subjects.add(`$JS.API.STREAM.MSG.GET.KV_${bucket}`);
   };
   for (const manifest of catalogue) {
     for (const name of Object.keys(manifest.state ?? {})) {

@@ -10,6 +10,7 @@ export const BENCH_ENTRIES = {
   "bench-profile-top": "src/profile-top.ts",
   "bench-fleet-host": "src/fleet-host.ts",
   "web-view": "src/web-view.ts",
+  "bench-read-latency": "src/read-latency.ts",
 };
 
 /** Workspace packages with no build (their exports are their sources): every built entry bundles them. */

@@ -28,6 +28,7 @@ describe("composed grants against a real nats-server", () => {
     for (const role of ["owner", "reader", "stranger"]) {
       for (const operation of [
         "get",
+        "strong get (from the stream's leader)",
         "put",
         "create (only if absent)",
         "update (CAS)",
@@ -41,6 +42,7 @@ describe("composed grants against a real nats-server", () => {
     }
     for (const operation of [
       "get",
+      "strong get (from the stream's leader)",
       "keys",
       "history",
       "no consumer outlives its read",

@@ -52,7 +52,7 @@ function randomCatalogue(next: () => number): Catalogue {
 }
 
 const BUCKET_SUBJECT =
-  /^((\$JS\.API\.(CONSUMER\.(DELETE|MSG\.NEXT)|DIRECT\.GET)\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*|\$KV\.mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)\.>|\$JS\.API\.CONSUMER\.CREATE\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)$/;
+  /^((\$JS\.API\.(CONSUMER\.(DELETE|MSG\.NEXT)|DIRECT\.GET)\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*|\$KV\.mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)\.>|\$JS\.API\.(CONSUMER\.CREATE|STREAM\.MSG\.GET)\.KV_mod_[a-z][a-z0-9-]*_[a-z][a-z0-9-]*)$/;
 
 describe("composeMachineGrant", () => {
   it("is the union of owner and reader subjects, sorted, with the machine's inbox", () => {
@@ -185,6 +185,7 @@ describe("composeInspectorGrant", () => {
         `$JS.API.CONSUMER.MSG.NEXT.KV_${bucket}.>`,
         `$JS.API.DIRECT.GET.KV_${bucket}.>`,
         `$JS.API.STREAM.INFO.KV_${bucket}`,
+        `$JS.API.STREAM.MSG.GET.KV_${bucket}`,
         `$JS.FC.KV_${bucket}.>`,
       ]);
     }

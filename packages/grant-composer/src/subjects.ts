@@ -2,7 +2,7 @@ import { streamName } from "@mesh/manifest-schema";
 
 /**
  * The publish subjects one bucket needs, per role. This is the single place that encodes what the runtime
- * (runtime-state) really does with NATS: direct gets, ephemeral pull consumers it creates, pulls from with
+ * (runtime-state) really does with NATS: direct gets, a read from the stream's leader, ephemeral pull consumers it creates, pulls from with
  * raw `CONSUMER.MSG.NEXT` requests (no CONSUMER.INFO: it never asks for a consumer's info) and deletes, and —
  * for owners — writes to the bucket's subjects. The integration proof holds it to exactly
  * that: every subject here is shown necessary, and the runtime's tests run under these grants.
@@ -22,6 +22,8 @@ export function bucketGrantSubjects(bucket: string, role: Role): string[] {
     `$JS.API.CONSUMER.DELETE.${stream}.>`,
     `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
     `$JS.API.DIRECT.GET.${stream}.>`,
+    // The leader's answer for reads at `session` and `strong` (docs/decisions/0011-read-consistency.md).
+    `$JS.API.STREAM.MSG.GET.${stream}`,
   ];
   return role === "owner" ? [...read, `$KV.${bucket}.>`].sort() : read;
 }

@@ -62,6 +62,11 @@ export async function inspectorChecks(recorder: Recorder, timeoutMs: number): Pr
         expect(entry?.revision === written, `get k read ${JSON.stringify(entry)}, the owner wrote revision ${written}`);
         return `revision ${entry?.revision}`;
       });
+      await check(recorder, row("strong get (from the stream's leader)", "allowed"), async () => {
+        const entry = await inspector.bucket(bucket).readFromLeader("k");
+        expect(entry?.revision === written, `strong get k read ${JSON.stringify(entry)}, the owner wrote ${written}`);
+        return `revision ${entry?.revision}`;
+      });
       await check(recorder, row("keys", "allowed"), async () => {
         const keys = await listKeys(inspector, bucket);
         expect(keys.join() === "k", `keys read ${keys.join()}`);

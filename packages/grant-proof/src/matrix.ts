@@ -94,6 +94,11 @@ async function readChecks(
       return `${SEED_KEY} at revision ${entry?.revision}`;
     });
   }
+  await check(recorder, at("strong get (from the stream's leader)"), async () => {
+    const entry = await client.bucket(bucket).readFromLeader(SEED_KEY);
+    expect(entry?.revision === seeded.seedRevisions.at(-1), `get ${SEED_KEY} gave revision ${entry?.revision}`);
+    return `${SEED_KEY} at revision ${entry?.revision}`;
+  });
   await check(recorder, at("keys"), async () => {
     const keys = await listKeys(client, bucket);
     expect(
@@ -183,6 +188,11 @@ export async function strangerChecks(recorder: Recorder, clients: MatrixClients,
   await unchangedAround(recorder, "stranger", clients, bucket, async () => {
     await refusedWrites(recorder, "stranger", stranger, seeded);
     await check(recorder, at("get"), async () => `got ${JSON.stringify(await stranger.bucket(bucket).read(SEED_KEY))}`);
+    await check(
+      recorder,
+      at("strong get (from the stream's leader)"),
+      async () => `got ${JSON.stringify(await stranger.bucket(bucket).readFromLeader(SEED_KEY))}`,
+    );
     await check(recorder, at("keys"), async () => `${(await listKeys(stranger, bucket)).length} keys`);
     await check(recorder, at("watch with live updates"), async () => {
       const watch = await watchWithLiveUpdate(stranger, bucket, () => Promise.resolve(-1));

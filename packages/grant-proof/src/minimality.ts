@@ -26,6 +26,10 @@ async function firstFailure(variant: MinimalityVariant, client: StateClient, wri
   const bucket = bucketOf(variant.removed);
   const steps: [string, () => Promise<unknown>][] = [
     ["get", async () => expect((await client.bucket(bucket).read("seed.0")) !== null, "seed.0 missing")],
+    [
+      "strong get (from the stream's leader)",
+      async () => expect((await client.bucket(bucket).readFromLeader("seed.0")) !== null, "seed.0 missing"),
+    ],
     ...(variant.role === "owner"
       ? [["put", () => client.bucket(bucket).put("minimality.k", "v")] as [string, () => Promise<unknown>]]
       : []),

@@ -30,6 +30,8 @@ export interface BucketSpec {
   ttl?: string;
   /** forgetDeletes (`1s`) for notes-app.notes: issued in `membership` where the raise turned it on. */
   forgetDeletes?: string;
+  /** 3: a three-node cluster, every bucket with 3 replicas (`cluster` then holds its nodes). */
+  nodes?: 1 | 3;
 }
 
 /**
@@ -52,11 +54,18 @@ export async function stateServer(spec: BucketSpec = {}) {
     { name: "dash", reads: ["notes-app.notes"] },
     { name: "other", state: { stuff: options } },
   ]);
-  const mesh = await startMesh({ catalogue, machines: { m1: ["notes-app"], m2: ["dash"] }, admin: true });
+  const mesh = await startMesh({
+    catalogue,
+    machines: { m1: ["notes-app"], m2: ["dash"] },
+    admin: true,
+    ...(spec.nodes ? { nodes: spec.nodes } : {}),
+  });
   const admin = await mesh.connect("admin");
   const jsm = await jetstreamManager(admin);
   return {
     server: mesh.server!,
+    cluster: mesh.cluster,
+    urls: mesh.urls,
     admin,
     /** Another admin connection, of its own: one a test may close. */
     connectAdmin: () => mesh.connect("admin"),

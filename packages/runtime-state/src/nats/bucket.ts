@@ -4,21 +4,31 @@ import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { systemClock } from "../clock.js";
 import { DEFAULT_LIMITS } from "../limits.js";
 import { decodeValue, EntryAnswer } from "../wire/stored-json.js";
-import { WrongRevision } from "./errors.js";
+import { NotConsistent, WrongRevision } from "./errors.js";
 import {
   askAgainIfUnanswered,
+  classifyNatsError,
   isApiError,
   JETSTREAM_CODES,
   NO_RESPONDERS_RETRY_MS,
   sendUntilAnswered,
 } from "./failures.js";
-import { type DirectMessage, directGetLastReply, directMessageOf, publishToStream } from "./requests.js";
+import { ReadFloor } from "./read-floor.js";
+import {
+  type DirectMessage,
+  directGetLastReply,
+  directMessageOf,
+  leaderGetLastReply,
+  leaderMessageOf,
+  publishToStream,
+} from "./requests.js";
 
 /**
  * Get, put and delete on one bucket, on exactly the subjects the machine's grant allows: a direct get
  * in its subject form (`$JS.API.DIRECT.GET.KV_B.$KV.B.<key>`) and publishes to `$KV.B.<key>`.
  * Both go through the runtime's own requests (requests.ts), whose errors are the client's classes; the service
- * maps them to reasons.
+ * maps them to reasons. Reads at `session` and `strong` (docs/decisions/0011-read-consistency.md) also ask the
+ * stream's leader, `$JS.API.STREAM.MSG.GET.KV_B`, checked against the floor of what this client wrote and read.
  */
 
 /** What the stream holds for a key: a value or a delete marker (`DEL` or `PURGE`). */
@@ -42,6 +52,26 @@ export function isoMillis(timestamp: string): string {
   return `${match[1]}.${(match[2] ?? "").padEnd(3, "0").slice(0, 3)}Z`;
 }
 
+function storedEntryOf(key: string, message: DirectMessage | null): StoredEntry | null {
+  if (message === null) return null;
+  const updated = isoMillis(message.timestamp);
+  if (isDeletionMarker(message.header)) return { key, revision: message.seq, updated, deleted: true };
+  return {
+    key,
+    value: decodeValue(message.data) as Entry["value"],
+    revision: message.seq,
+    updated,
+    deleted: false,
+  };
+}
+
+/** The get verb's answer for a key's last message: `null` when absent or deleted. */
+function answerOf(key: string, message: DirectMessage | null): EntryAnswer | null {
+  return message === null || isDeletionMarker(message.header)
+    ? null
+    : new EntryAnswer(key, message.data, message.seq, isoMillis(message.timestamp));
+}
+
 export interface BucketClientOptions {
   /** How long a get, put or delete waits for its answer (`requestTimeoutMs`). */
   timeoutMs?: number;
@@ -51,6 +81,8 @@ export interface BucketClientOptions {
   onNoResponders?: (attempt: number) => void;
   /** The issued bucket's `forgetDeletes.afterSeconds`: a delete's marker then expires after that long. */
   forgetDeletesAfterSeconds?: number;
+  /** The read floor's bounds (`FLOOR_EXACT_KEYS`, `FLOOR_SKETCH_SLOTS` when absent). */
+  floor?: { exactKeys: number; sketchSlots: number };
 }
 
 export class BucketClient {
@@ -61,6 +93,8 @@ export class BucketClient {
   private readonly noRespondersRetryMs: number;
   private readonly onNoResponders: ((attempt: number) => void) | undefined;
   private readonly forgetDeletesAfterSeconds: number | undefined;
+  /** What this client wrote and read of each key, bounded: what a `session` read must reach. */
+  readonly floor: ReadFloor;
 
   constructor(bucket: string, connection: NatsConnection, options: BucketClientOptions = {}) {
     this.bucket = bucket;
@@ -70,6 +104,7 @@ export class BucketClient {
     this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
     this.onNoResponders = options.onNoResponders;
     this.forgetDeletesAfterSeconds = options.forgetDeletesAfterSeconds;
+    this.floor = new ReadFloor(options.floor?.exactKeys, options.floor?.sketchSlots);
   }
 
   subject(key: string): string {
@@ -78,17 +113,14 @@ export class BucketClient {
 
   /** The last message of a key, value or delete marker; `null` when the key never existed (or was purged away). */
   read(key: string): Promise<StoredEntry | null> {
-    return this.lastMessage(key, (message) => {
-      if (message === null) return null;
-      const updated = isoMillis(message.timestamp);
-      if (isDeletionMarker(message.header)) return { key, revision: message.seq, updated, deleted: true };
-      return {
-        key,
-        value: decodeValue(message.data) as Entry["value"],
-        revision: message.seq,
-        updated,
-        deleted: false,
-      };
+    return this.lastMessage(key, (message) => storedEntryOf(key, message));
+  }
+
+  /** `read` from the stream's leader: reflects every write acknowledged before it was asked. */
+  readFromLeader(key: string): Promise<StoredEntry | null> {
+    return this.leaderMessage(key, (message) => {
+      this.floor.settle(key, message?.seq ?? 0);
+      return storedEntryOf(key, message);
     });
   }
 
@@ -98,6 +130,82 @@ export class BucketClient {
       message === null || isDeletionMarker(message.header)
         ? null
         : new EntryAnswer(key, message.data, message.seq, isoMillis(message.timestamp)),
+    );
+  }
+
+  /**
+   * The get verb's answer at `session`: a direct get, as `readAnswer`, whose revision (0 when absent) is checked
+   * against the floor of what this client wrote and read of the key; older, the key is read again from the
+   * stream's leader. Either answer raises the floor.
+   */
+  readAnswerSession(key: string): Promise<EntryAnswer | null> {
+    const floor = this.floor.of(key);
+    // A promise returned by `read` is followed by the one `then` it runs in: typed as the answer it resolves to.
+    return this.lastMessage(key, (message): EntryAnswer | null | Promise<EntryAnswer | null> => {
+      const revision = message?.seq ?? 0;
+      // Behind what this bundle wrote or saw: a lagging replica answered. Returned as is, the promise adds no layer.
+      if (revision < floor) return this.readAnswerStrong(key);
+      if (revision > 0) this.floor.settle(key, revision);
+      return answerOf(key, message);
+    }) as Promise<EntryAnswer | null>;
+  }
+
+  /**
+   * The get verb's answer at `strong`: from the stream's leader. An answer older than the floor can only come from
+   * a leader that lost its place without knowing it yet (paused, or cut off from its peers, while another was
+   * elected and took writes): `NotConsistent`, never returned. Only an exact floor refuses (a sketch's may be too
+   * high); "no message" is taken as it is (the key's messages were removed: compaction, an expired marker).
+   */
+  readAnswerStrong(key: string): Promise<EntryAnswer | null> {
+    const floor = this.floor.exactOf(key);
+    return this.leaderMessage(key, (message) => {
+      if (message !== null) {
+        if (message.seq < floor) {
+          throw new NotConsistent(
+            `the leader of stream ${this.stream} answered revision ${message.seq} of the key, older than revision ${floor} this bundle wrote or saw (a former leader that has not stepped down yet)`,
+          );
+        }
+        this.floor.settle(key, message.seq);
+      }
+      return answerOf(key, message);
+    });
+  }
+
+  /**
+   * The last revision whose key matches `filter` (wildcards allowed), delete markers included, as the stream's
+   * leader has it: 0 when none. A keys, history or watch snapshot at `session` or `strong` ends at or after it.
+   */
+  lastRevisionFromLeader(filter: string): Promise<number> {
+    return this.lastFromLeader(this.subject(filter), (message) => message?.seq ?? 0);
+  }
+
+  /** `lastMessage`, from the stream's leader. */
+  private leaderMessage<T>(key: string, read: (message: DirectMessage | null) => T): Promise<T> {
+    const subject = this.subject(key);
+    return this.lastFromLeader(subject, (message) =>
+      read(message === null || message.subject !== subject ? null : message),
+    );
+  }
+
+  /**
+   * `lastMatching`, asked of the stream's leader with the same retries and deadline. A leader that cannot be had
+   * in time (none: one is being elected, or this server is cut off from it) is `NotConsistent`, never a fallback
+   * to a replica's answer.
+   */
+  private lastFromLeader<T>(subject: string, read: (message: DirectMessage | null) => T): Promise<T> {
+    const ask = (timeoutMs: number) => leaderGetLastReply(this.connection, this.stream, subject, timeoutMs);
+    return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => read(leaderMessageOf(reply))).catch(
+      (error: unknown) => {
+        const failure = classifyNatsError(error);
+        const noLeader =
+          failure.kind === "unavailable" ||
+          failure.kind === "no-responders" ||
+          (failure.kind === "api" && failure.code === JETSTREAM_CODES.clusterUnavailable);
+        if (!noLeader) throw error;
+        throw new NotConsistent(
+          `the leader of stream ${this.stream} did not answer within ${this.timeoutMs} ms (none known: one is being elected, or this server is cut off from it)`,
+        );
+      },
     );
   }
 
@@ -189,7 +297,9 @@ export class BucketClient {
       header.set(EXPECTED_LAST_SUBJECT_SEQUENCE, `${revision}`);
     }
     try {
-      return await this.publishUntilAnswered(this.subject(key), data, header);
+      const revision = await this.publishUntilAnswered(this.subject(key), data, header);
+      this.floor.settle(key, revision);
+      return revision;
     } catch (error) {
       if (isApiError(error, JETSTREAM_CODES.wrongLastSequence, JETSTREAM_CODES.wrongLastSequenceUnknown)) {
         throw new WrongRevision(await this.currentRevision(key));

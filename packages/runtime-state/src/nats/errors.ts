@@ -33,3 +33,15 @@ export class ReplyTooLarge extends Error {
     this.limit = limit;
   }
 }
+
+/**
+ * A read asked to reflect every acknowledged write (`session` or `strong`) could not be made so in time: the stream
+ * leader did not answer, or the replica serving a consumer never caught up with the leader's last revision.
+ * Answered as `unavailable` with `why`, never with an older value.
+ */
+export class NotConsistent extends Error {
+  constructor(readonly why: string) {
+    super(`the read could not be made consistent: ${why}`);
+    this.name = "NotConsistent";
+  }
+}

@@ -10,7 +10,7 @@ import {
 } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { Refusals } from "../wire/refusals.js";
-import { ConsumerLost, ReplyTooLarge, WrongRevision } from "./errors.js";
+import { ConsumerLost, NotConsistent, ReplyTooLarge, WrongRevision } from "./errors.js";
 
 /** JetStream API error codes the runtime gives a meaning to (nats-server 2.9.10, measured). */
 export const JETSTREAM_CODES = {
@@ -23,6 +23,8 @@ export const JETSTREAM_CODES = {
   consumerNotFound: 10014,
   /** "maximum consumers limit reached". */
   maximumConsumers: 10026,
+  /** "JetStream system temporarily unavailable": no leader for the request yet. */
+  clusterUnavailable: 10008,
 } as const;
 
 /** The NATS-side failure of an operation, sorted into what the runtime does about it. */
@@ -179,6 +181,13 @@ export function refusalFromNats(error: unknown, context: FailureContext): Error 
       bucket,
       `the ${operation} reply for bucket ${bucket} is over ${error.limit} bytes (at least ${error.bytes} seen), more than one reply line carries: ${advice}`,
       { bytes: error.bytes, limit: error.limit },
+    );
+  }
+  if (error instanceof NotConsistent) {
+    return refusals.refuse(
+      "unavailable",
+      bucket,
+      `${operation} on bucket ${bucket} could not be made consistent: ${error.why}; nothing older was answered instead: retry, or read with consistency "local"`,
     );
   }
   if (error instanceof ConsumerLost) {

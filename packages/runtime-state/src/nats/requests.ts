@@ -5,6 +5,7 @@ import {
   DrainingConnectionError,
   type Msg,
   type MsgHdrs,
+  MsgHdrsImpl,
   type NatsConnection,
   NoRespondersError,
   PermissionViolationError,
@@ -208,5 +209,51 @@ export function directMessageOf(reply: Msg): DirectMessage | null {
     timestamp: header.last("Nats-Time-Stamp"),
     header,
     data: reply.data,
+  };
+}
+
+/** "no message found": the stream holds no message on the subject asked for. */
+const NO_MESSAGE_FOUND = 10037;
+
+/**
+ * A request for the last message on `subject` (wildcards allowed) from the stream's leader,
+ * `$JS.API.STREAM.MSG.GET.<stream>` with `{"last_by_subj": subject}`: only the leader answers it, so the answer
+ * reflects every write acknowledged before it was asked (a direct get may be answered by a lagging replica).
+ */
+export function leaderGetLastReply(
+  connection: NatsConnection,
+  stream: string,
+  subject: string,
+  timeoutMs: number,
+): Promise<Msg> {
+  const body = new TextEncoder().encode(JSON.stringify({ last_by_subj: subject }));
+  return request(connection, `$JS.API.STREAM.MSG.GET.${stream}`, body, { timeoutMs });
+}
+
+interface StoredMessageAnswer {
+  message: { subject: string; seq: number; hdrs?: string; data?: string; time: string };
+}
+
+/**
+ * The leader's answer as the stored message, `null` for "no message found"; any other error answer throws as a
+ * `JetStreamApiError`. Its headers and data come base64-encoded in the JSON.
+ */
+export function leaderMessageOf(reply: Msg): DirectMessage | null {
+  let answer: StoredMessageAnswer;
+  try {
+    answer = jetStreamAnswer<StoredMessageAnswer>(reply);
+  } catch (error) {
+    if (error instanceof JetStreamApiError && error.code === NO_MESSAGE_FOUND) return null;
+    throw error;
+  }
+  const { message } = answer;
+  const header =
+    message.hdrs === undefined ? new MsgHdrsImpl() : MsgHdrsImpl.decode(Buffer.from(message.hdrs, "base64"));
+  return {
+    subject: message.subject,
+    seq: message.seq,
+    timestamp: message.time,
+    header,
+    data: message.data === undefined ? EMPTY : Buffer.from(message.data, "base64"),
   };
 }

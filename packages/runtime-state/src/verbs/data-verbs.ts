@@ -1,8 +1,8 @@
 import type { IssuedBucket } from "@mesh/manifest-schema";
-import type { StateParams } from "@mesh/state-protocol";
+import type { Consistency, StateParams } from "@mesh/state-protocol";
 import type { BucketClient } from "../nats/bucket.js";
 import type { ConsumerReader, ReaderStart } from "../nats/reader.js";
-import { scanHistory, scanKeys } from "../nats/scan.js";
+import { type SnapshotReach, scanHistory, scanKeys } from "../nats/scan.js";
 import type { StateLimits } from "../types.js";
 import { encodeValue, type Refusals } from "../wire/refusals.js";
 
@@ -32,10 +32,14 @@ export interface VerbHost {
 // get, put and delete are plain functions, not async ones: the verb's own promise is the NATS call's, with
 // no layer per await; a refusal they throw is turned into a rejection by the service's `verb`.
 
-export function getVerb(host: VerbHost, { bucket, key }: StateParams<"mesh/state.get">) {
+export function getVerb(host: VerbHost, { bucket, key, consistency }: StateParams<"mesh/state.get">) {
   const target = host.target(bucket, "read");
   host.refusals.checkKey(bucket, key);
-  return host.nats(target, "get", () => target.client.readAnswer(key));
+  const { client } = target;
+  // `local` is today's read, untouched: any replica, no floor (docs/decisions/0011-read-consistency.md).
+  if (consistency === "local") return host.nats(target, "get", () => client.readAnswer(key));
+  if (consistency === "strong") return host.nats(target, "get", () => client.readAnswerStrong(key));
+  return host.nats(target, "get", () => client.readAnswerSession(key));
 }
 
 export function putVerb(host: VerbHost, { bucket, key, value, revision }: StateParams<"mesh/state.put">) {
@@ -52,16 +56,39 @@ export function deleteVerb(host: VerbHost, { bucket, key, revision }: StateParam
   return host.nats(target, "delete", () => target.client.delete(key, revision).then(() => ({})));
 }
 
-export async function keysVerb(host: VerbHost, { bucket, filter }: StateParams<"mesh/state.keys">) {
+export async function keysVerb(host: VerbHost, { bucket, filter, consistency }: StateParams<"mesh/state.keys">) {
   const target = host.target(bucket, "read");
   host.refusals.checkFilter(bucket, filter);
   const reader = await host.reader(target, filter ?? ">", { policy: "last_per_subject" }, true);
-  return { keys: await host.nats(target, "keys", () => scanKeys(reader, host.limits.maxReplyBytes)) };
+  const reach = snapshotReach(target.client, consistency, filter ?? ">");
+  return { keys: await host.nats(target, "keys", () => scanKeys(reader, host.limits.maxReplyBytes, reach)) };
 }
 
-export async function historyVerb(host: VerbHost, { bucket, key }: StateParams<"mesh/state.history">) {
+export async function historyVerb(host: VerbHost, { bucket, key, consistency }: StateParams<"mesh/state.history">) {
   const target = host.target(bucket, "read");
   host.refusals.checkKey(bucket, key);
   const reader = await host.reader(target, key, { policy: "all" }, false);
-  return host.nats(target, "history", () => scanHistory(reader, host.limits.maxReplyBytes));
+  const reach = snapshotReach(target.client, consistency, key);
+  return host.nats(target, "history", () => scanHistory(reader, host.limits.maxReplyBytes, reach));
+}
+
+/**
+ * What a keys, history or watch snapshot must reach before it ends, or `undefined` for none (`local`, or a
+ * `session` read of a bucket this client has neither written nor read: nothing to reflect). Otherwise the
+ * leader's last revision matching the filter, asked when the read begins, and the floor the snapshot's
+ * messages raise (monotonic reads: a later get never goes back before what the snapshot showed).
+ */
+export function snapshotReach(
+  client: BucketClient,
+  consistency: Consistency | undefined,
+  filter: string,
+): SnapshotReach | undefined {
+  if (consistency === "local") return undefined;
+  const floor = client.floor;
+  if (consistency !== "strong" && floor.highestRevision === 0)
+    return { notice: (key, revision) => floor.notice(key, revision) };
+  return {
+    leaderRevision: () => client.lastRevisionFromLeader(filter),
+    notice: (key, revision) => floor.notice(key, revision),
+  };
 }

@@ -1,5 +1,6 @@
 import { parseMembership } from "@mesh/manifest-schema";
 import {
+  type Consistency,
   checkStateParams,
   isStateMethod,
   JSON_RPC_ERROR_CODES,
@@ -22,7 +23,16 @@ import type { WatchHub } from "../watches/hub.js";
 import { type OpenWatch, openWatch } from "../watches/watch.js";
 import { limitRefusal, StateRefusal } from "../wire/errors.js";
 import { Refusals } from "../wire/refusals.js";
-import { deleteVerb, getVerb, historyVerb, keysVerb, putVerb, type Target, type VerbHost } from "./data-verbs.js";
+import {
+  deleteVerb,
+  getVerb,
+  historyVerb,
+  keysVerb,
+  putVerb,
+  snapshotReach,
+  type Target,
+  type VerbHost,
+} from "./data-verbs.js";
 
 /** What `createStateService` takes. Beside it, not in types.ts: it names the `WatchHub` class, and types.ts imports no code. */
 export interface StateServiceOptions {
@@ -209,7 +219,7 @@ class Service implements StateService, VerbHost {
     }
   }
 
-  private async watch({ bucket, filter }: StateParams<"mesh/state.watch">) {
+  private async watch({ bucket, filter, consistency }: StateParams<"mesh/state.watch">) {
     const target = this.target(bucket, "read");
     this.refusals.checkFilter(bucket, filter);
     const deliver = this.deliver;
@@ -220,7 +230,7 @@ class Service implements StateService, VerbHost {
     this.startingWatches += 1;
     let watch: OpenWatch;
     try {
-      watch = await this.startWatch(bucket, filter, target, deliver);
+      watch = await this.startWatch(bucket, filter, target, deliver, consistency);
     } finally {
       this.startingWatches -= 1;
     }
@@ -233,10 +243,21 @@ class Service implements StateService, VerbHost {
     bucket: string,
     filter: string | undefined,
     target: Target,
-    deliver: DeliverWatchEvents,
+    bundleDeliver: DeliverWatchEvents,
+    consistency: Consistency | undefined,
   ): Promise<OpenWatch> {
     const id = `w${this.nextWatch++}`;
     const jsm = await this.jsm;
+    const reach = snapshotReach(target.client, consistency, filter ?? ">");
+    // What the bundle is shown raises its floor: a later get never goes back before it (decision 0011).
+    const deliver: DeliverWatchEvents =
+      reach === undefined
+        ? bundleDeliver
+        : (watchId, events) => {
+            for (const event of events)
+              if (event.type === "put" || event.type === "delete") reach.notice(event.key, event.revision);
+            return bundleDeliver(watchId, events);
+          };
     const options = {
       id,
       module: this.module,
@@ -246,6 +267,7 @@ class Service implements StateService, VerbHost {
       deliver,
       logger: this.logger.child({ bucket, watch: id }),
       onEnded: (ended: OpenWatch) => this.watches.delete(ended.id),
+      mustReflect: reach?.leaderRevision,
     };
     // With a hub, bundles of this runtime watching the same bucket and filter share one consumer (decision 0008).
     const hub = this.options.watchHub;
@@ -253,7 +275,8 @@ class Service implements StateService, VerbHost {
       hub
         ? hub.join(target.client.stream, filter ?? ">", {
             ...options,
-            lastRevision: () => target.client.lastRevisionMatching(filter ?? ">"),
+            // A joiner's `current` comes after the leader's revision at `session`/`strong`, a replica's at `local`.
+            lastRevision: reach?.leaderRevision ?? (() => target.client.lastRevisionMatching(filter ?? ">")),
           })
         : openWatch(options),
     );

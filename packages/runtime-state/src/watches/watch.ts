@@ -19,6 +19,11 @@ import { KeyTable } from "./key-table.js";
  * ends after the counted number of messages or a message with pending 0. The server may skip initial
  * messages overwritten before delivery, so the count can overshoot into live changes: the seen-key rule
  * keeps that harmless (live puts of unseen keys are current values, live deletes of unseen keys are moot).
+ *
+ * At `session` and `strong` (docs/decisions/0011-read-consistency.md) the phase also waits for the leader's last
+ * revision matching the filter (`mustReflect`): until a message at or after it is handled, a key seen again is
+ * still part of the snapshot (sent again: its last message is its current value; a delete goes out when the
+ * bundle holds the key), so `current` never comes before a write acknowledged before the watch began.
  */
 
 export type WatchReaderFactory = (start: ReaderStart) => ConsumerReader;
@@ -40,6 +45,12 @@ export interface WatchOptions {
   resumeAfter?: number;
   /** Told where `current` fell: every revision at or below it is reflected in the events before it. */
   onCurrent?: (afterRevision: number) => void;
+  /**
+   * The revision `current` must come at or after: the stream leader's last revision matching the filter, asked
+   * when the watch opens (and once more when a pull ends short of it: the message may have been removed).
+   * Absent: none (`local`).
+   */
+  mustReflect?: () => Promise<number>;
 }
 
 /** A watch as the service holds it: a watch of its own, or a subscriber of a shared one (shared-watch.ts). */
@@ -89,6 +100,10 @@ export class Watch implements OpenWatch {
   private readonly deleting = new Set<ConsumerReader>();
   /** The batch with the bundle now, if any (at most one). */
   private inFlight: Promise<void> | undefined;
+  /** `current` is not sent before a revision at or after this has been handled (`mustReflect`). */
+  private mustReach = 0;
+  /** Pulls that ended with nothing while short of `mustReach`. */
+  private shortPulls = 0;
 
   constructor(options: WatchOptions) {
     this.id = options.id;
@@ -101,7 +116,27 @@ export class Watch implements OpenWatch {
 
   /** Creates the first consumer; rejects with the client's error when NATS refuses or does not answer. */
   async open(): Promise<void> {
+    // Asked alongside the consumer's create; until it is answered, nothing counts as current.
+    const reflect = this.options.mustReflect?.();
+    if (reflect !== undefined) {
+      reflect.catch(() => undefined);
+      this.mustReach = Number.POSITIVE_INFINITY;
+    }
     await this.openReader({ policy: "last_per_subject" }, "before-throwing");
+    if (reflect !== undefined) {
+      try {
+        this.mustReach = await reflect;
+      } catch (error) {
+        const reader = this.reader!;
+        if (!(await reader.close())) this.undeleted.push(reader);
+        throw error;
+      }
+      if (this.phase === "initial" && this.passExpected === 0 && this.lastRevision >= this.mustReach) {
+        this.phase = "live";
+        this.currentDue = true;
+        this.options.onCurrent?.(this.lastRevision);
+      }
+    }
     this.options.logger.info({ watch: this.id, pending: this.passExpected }, "watch started");
   }
 
@@ -184,7 +219,7 @@ export class Watch implements OpenWatch {
       // Sized for the pass up front (bounded): see KeyTable's constructor.
       if (this.phase === "initial" && this.pass.size === 0) this.pass = new KeyTable(pending);
       // Nothing (more) to deliver from the initial set: the bundle is current now.
-      if (this.phase === "initial" && pending === 0) {
+      if (this.phase === "initial" && pending === 0 && this.lastRevision >= this.mustReach) {
         this.phase = "live";
         this.currentDue = true;
         this.options.onCurrent?.(this.lastRevision);
@@ -245,6 +280,12 @@ export class Watch implements OpenWatch {
         if (!(await this.recover(error.message))) return;
         continue;
       }
+      if (messages.length === 0 && this.phase === "initial" && this.lastRevision < this.mustReach) {
+        if (!(await this.stillShort())) return;
+        // Asked again, the leader may name an earlier revision (the later one was removed): reached now.
+        if (this.lastRevision >= this.mustReach) events = events.concat(this.handle([]));
+        continue;
+      }
       const handled = this.handle(messages);
       events = events.length === 0 ? handled : events.concat(handled);
     }
@@ -286,6 +327,14 @@ export class Watch implements OpenWatch {
         this.lastRevision = message.revision;
         const sent = message.operation === "put";
         if (!this.pass.add(message.key, sent)) {
+          if (before < this.mustReach) {
+            // Short of the leader's revision: still the snapshot. The key's last message is its current value.
+            const held = this.pass.get(message.key) === true;
+            this.pass.set(message.key, sent);
+            if (sent || held) events.push(toEvent(message));
+            this.endInitialIfReached(message, events);
+            continue;
+          }
           // A second message for a key in one snapshot pass is a change made after the snapshot.
           this.phase = "live";
           this.options.onCurrent?.(before);
@@ -296,17 +345,44 @@ export class Watch implements OpenWatch {
         // key: then it was deleted while the watch was away, and the bundle must drop it too.
         if (sent || this.earlier.get(message.key) === true) events.push(toEvent(message));
       }
-      if (message.pending === 0 || this.passTaken >= this.passExpected) {
-        this.phase = "live";
-        events.push({ type: "current" });
-        this.options.onCurrent?.(this.lastRevision);
-      }
+      this.endInitialIfReached(message, events);
     }
     if (this.phase === "live") {
       this.pass.clear();
       this.earlier.clear();
     }
     return events;
+  }
+
+  /** The initial phase ends after what was counted (or pending 0), at or after the revision it must reach. */
+  private endInitialIfReached(message: PulledMessage, events: WatchEvent[]): void {
+    if (message.pending !== 0 && this.passTaken < this.passExpected) return;
+    if (this.lastRevision < this.mustReach) return;
+    this.phase = "live";
+    events.push({ type: "current" });
+    this.options.onCurrent?.(this.lastRevision);
+  }
+
+  /**
+   * A pull ended with nothing while the snapshot is short of the leader's revision. The first time, the leader
+   * is asked again (the message may have been removed); the second, the replica serving the consumer is behind
+   * the leader: the watch ends `unavailable`, never a `current` that misses an acknowledged write.
+   * `false` when the watch ended.
+   */
+  private async stillShort(): Promise<boolean> {
+    this.shortPulls++;
+    const reflect = this.options.mustReflect;
+    if (this.shortPulls === 1 && reflect !== undefined) {
+      const again = await reflect().catch(() => this.mustReach);
+      this.mustReach = Math.min(this.mustReach, again);
+      return true;
+    }
+    await this.answered();
+    await this.end(
+      "unavailable",
+      `the watch's current values could not be made consistent: the replica serving its consumer delivered up to revision ${this.lastRevision}, the stream leader had ${this.mustReach}: watch again, or watch with consistency "local"`,
+    );
+    return false;
   }
 
   private batches(events: WatchEvent[]): Generator<WatchEvent[]> {
