@@ -225,11 +225,13 @@ function commands(
 /** The subjects shown necessary by natscli: the account-wide ones, and those of the big bucket natscli uses. */
 function natscliSubjects(): string[] {
   const stream = streamName(BIG);
-  // The exact create and MSG.NEXT are the runtime's (mesh-state's); the reader's minimality shows them.
+  // The exact create, MSG.NEXT and the leader's MSG.GET (strong reads) are the runtime's (mesh-state's); the
+  // reader's minimality shows them necessary.
   const runtimeOnly = [
     `$JS.API.CONSUMER.CREATE.${stream}`,
     `$JS.API.CONSUMER.DELETE.${stream}.>`,
     `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
+    `$JS.API.STREAM.MSG.GET.${stream}`,
   ];
   return [...INSPECTOR_ACCOUNT_SUBJECTS, ...bucketInspectorSubjects(BIG).filter((s) => !runtimeOnly.includes(s))];
 }
