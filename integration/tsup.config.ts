@@ -5,7 +5,12 @@ import { BENCH_ENTRIES, SOURCE_PACKAGES } from "./src/bench/entries";
 // dev-mesh has no build (its exports are its sources), so the entries that stand a mesh up bundle it.
 export default defineConfig({
   noExternal: SOURCE_PACKAGES,
-  entry: { demo: "src/demo.ts", "one-channel-host": "src/one-channel/host.ts", ...BENCH_ENTRIES },
+  entry: {
+    demo: "src/demo.ts",
+    "one-channel-host": "src/one-channel/host.ts",
+    "chaos-workload": "src/chaos/workload.ts",
+    ...BENCH_ENTRIES,
+  },
   format: ["esm"],
   target: "node20",
   platform: "node",
