@@ -18,7 +18,9 @@ import { connect } from "@nats-io/transport-node";
 
 const MODULE = "chaos";
 const MACHINE = "m1";
-const catalogue = parseCatalogue([{ name: MODULE, state: { items: {} } }]);
+// history 64 (the most a bucket keeps): with history 1 a watcher that lags behind two writes of one key never
+// sees the first (the stream dropped it when the second came), and watch-reliable could not tell that from a loss.
+const catalogue = parseCatalogue([{ name: MODULE, state: { items: { history: 64 } } }]);
 const bundleScript = fileURLToPath(new URL("../src/chaos/bundle.mjs", import.meta.url));
 
 interface Credential {
