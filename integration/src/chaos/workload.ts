@@ -135,8 +135,10 @@ async function run(specPath: string): Promise<void> {
       ...Array.from({ length: spec.viewers }, (_, index) => ({ role: "viewer" as const, index })),
     ];
     const messages = new Map<ServedBundle, ((message: Record<string, unknown>) => void)[]>();
+    // A bundle that died answers nothing more: its waiters get null rather than wait for ever.
     const next = (bundle: ServedBundle, field: string) =>
       new Promise<unknown>((resolve) => {
+        bundle.exited.then(() => resolve(null));
         const waiters = messages.get(bundle)!;
         const waiter = (message: Record<string, unknown>) => {
           if (!(field in message)) return;
@@ -145,6 +147,10 @@ async function run(specPath: string): Promise<void> {
         };
         waiters.push(waiter);
       });
+    const tell = (bundle: ServedBundle, message: unknown) => {
+      if (bundle.child.connected) bundle.child.send(message as object);
+      else phase(`bundle ${bundle.child.pid} is gone; not sent: ${JSON.stringify(message)}`);
+    };
     const started2 = new Map<ServedBundle, Promise<unknown>>();
     const byRole = { writer: [] as ServedBundle[], viewer: [] as ServedBundle[] };
     // Each bundle behind a runtime of its own (its own connection, as on its own machine): the clients spread
@@ -165,7 +171,7 @@ async function run(specPath: string): Promise<void> {
         for (const waiter of [...messages.get(bundle)!]) waiter(message);
       });
       started2.set(bundle, next(bundle, "started"));
-      bundle.child.send({
+      tell(bundle, {
         start: {
           role,
           index,
@@ -187,20 +193,20 @@ async function run(specPath: string): Promise<void> {
     // hold exactly that state, then ends it.
     phase("quiesce: stopping the writers");
     const stopped = byRole.writer.map((bundle) => next(bundle, "stopped"));
-    for (const bundle of byRole.writer) bundle.child.send({ stop: true });
+    for (const bundle of byRole.writer) tell(bundle, { stop: true });
     const writerStats = await Promise.all(stopped);
     phase("writers stopped; final strong reads");
     const finalFrom = byRole.writer[0]!;
     const finalState = next(finalFrom, "finalState");
-    finalFrom.child.send({ final: true });
-    const state = (await finalState) as Record<string, unknown>;
+    tell(finalFrom, { final: true });
+    const state = ((await finalState) ?? {}) as Record<string, unknown>;
     phase("final state read; waiting for the viewers to converge");
     const converged = byRole.viewer.map((bundle) => next(bundle, "converged"));
-    for (const bundle of byRole.viewer) bundle.child.send({ converge: { state, timeoutMs: spec.convergeTimeoutMs } });
+    for (const bundle of byRole.viewer) tell(bundle, { converge: { state, timeoutMs: spec.convergeTimeoutMs } });
     const convergence = await Promise.all(converged);
     phase("viewers done; bundles exit");
     const exits = bundles.map((bundle) => bundle.exited);
-    for (const bundle of bundles) bundle.child.send({ exit: true });
+    for (const bundle of bundles) tell(bundle, { exit: true });
     await bounded("bundles exited", Promise.all(exits), 10_000);
     await cleanup();
     phase("cleaned up");
