@@ -512,7 +512,7 @@ func leftBehindVerdict(found []string) check.Verdict {
 // apply does one fault, holds it, and undoes it.
 func apply(ctx context.Context, c *cluster, f Fault) error {
 	resolve := func(target string) *server {
-		leader := c.leader(stream)
+		leader, followers := c.placement(stream)
 		switch target {
 		case "leader":
 			if s := c.byName(leader); s != nil {
@@ -520,6 +520,10 @@ func apply(ctx context.Context, c *cluster, f Fault) error {
 			}
 			return c.servers[0]
 		case "follower":
+			// A replica of the bucket's stream (on five nodes, three hold it), else any node but the leader.
+			if len(followers) > 0 {
+				return c.byName(followers[0])
+			}
 			for _, s := range c.servers {
 				if s.name != leader {
 					return s
@@ -546,7 +550,12 @@ func apply(ctx context.Context, c *cluster, f Fault) error {
 			what += fmt.Sprintf(", lost unsynced writes: %d files, %d bytes", loss.Files, loss.Bytes)
 		}
 		if f.Class == "corrupt" {
-			block, err := corrupt.NewestBlock(s.store)
+			// The bucket's own blocks when this node holds them; else the node's newest block of any stream.
+			dir := filepath.Join(s.store, "jetstream", "STATE", "streams", stream)
+			if _, statErr := os.Stat(dir); statErr != nil {
+				dir = s.store
+			}
+			block, err := corrupt.NewestBlock(dir)
 			if err != nil {
 				what += ", nothing to corrupt: " + err.Error()
 			} else {

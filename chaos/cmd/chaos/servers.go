@@ -160,6 +160,7 @@ type streamInfo struct {
 	Replicas  int
 	LastSeq   uint64
 	Consumers int
+	Followers []string // the replicas that are not the leader
 }
 
 // jsz asks one node's monitoring port from the clients' namespace (the driver's own has no route
@@ -214,6 +215,7 @@ func (c *cluster) jsz(s *server, timeout time.Duration) (map[string]streamInfo, 
 				info.Replicas = 1 + len(stream.Cluster.Replicas)
 				info.Current = 1
 				for _, r := range stream.Cluster.Replicas {
+					info.Followers = append(info.Followers, r.Name)
 					if r.Current {
 						info.Current++
 					}
@@ -225,12 +227,13 @@ func (c *cluster) jsz(s *server, timeout time.Duration) (map[string]streamInfo, 
 	return streams, nil
 }
 
-// leader is the bucket stream's leader as the first node to answer reports it ("" when none knows).
-func (c *cluster) leader(stream string) string {
+// placement is the bucket stream's leader and followers as the first node to answer reports them
+// (empty when none knows).
+func (c *cluster) placement(stream string) (leader string, followers []string) {
 	for _, s := range c.servers {
 		if streams, err := c.jsz(s, time.Second); err == nil && streams[stream].Leader != "" {
-			return streams[stream].Leader
+			return streams[stream].Leader, streams[stream].Followers
 		}
 	}
-	return ""
+	return "", nil
 }
