@@ -342,11 +342,20 @@ func run(ctx context.Context, o options) (code int, err error) {
 	if leftoverHost != "" {
 		leftovers = append(leftovers, leftoverHost)
 	}
+	// A consumer delete reaches each replica a moment later, and a consumer the runtime lost in a fault is removed
+	// by the server after 30 s idle (runtime-state's consumerInactiveMs): counted again for up to 40 s before it is a leak.
 	consumers, answered := 0, 0
-	for _, s := range c.servers {
-		if streams, err := c.jsz(s, 2*time.Second); err == nil {
-			answered++
-			consumers = max(consumers, streams[stream].Consumers)
+	for counted := time.Now(); ; time.Sleep(time.Second) {
+		consumers, answered = 0, 0
+		for _, s := range c.servers {
+			if streams, err := c.jsz(s, 2*time.Second); err == nil {
+				answered++
+				consumers = max(consumers, streams[stream].Consumers)
+			}
+		}
+		if (answered > 0 && consumers == 0) || time.Since(counted) > 40*time.Second {
+			logf("consumers left on the bucket: %d (after %.1fs)", consumers, time.Since(counted).Seconds())
+			break
 		}
 	}
 	if answered == 0 {
