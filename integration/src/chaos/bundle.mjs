@@ -173,11 +173,11 @@ async function writer() {
 async function finalReads() {
   const state = {};
   const processId = 900_000 + config.index;
+  // Retried for a minute in all; a key still unread is left without a final read, and the driver's final-reads
+  // verdict names it (a bucket lost whole answers every read with a refusal).
+  const giveUp = Date.now() + 60_000;
   for (let k = 0; k < config.keys; k++) {
     const key = `k${k}`;
-    // Retried for a minute; a key still unread is left without a final read, and the driver's final-reads
-    // verdict names it (a bucket lost whole answers every read with a refusal).
-    const giveUp = Date.now() + 60_000;
     for (;;) {
       const invoke = now();
       const answer = await within(
