@@ -20,12 +20,12 @@ import (
 
 // server is one nats-server node in its own namespace, its store on a lazyfs mount when asked.
 type server struct {
-	name, addr, dir, store, config string
-	lazy                           *lazyfs.FS
-	mu                             sync.Mutex
-	cmd                            *exec.Cmd
-	exited                         chan struct{}
-	paused                         bool
+	name, addr, store, config string
+	lazy                      *lazyfs.FS
+	mu                        sync.Mutex
+	cmd                       *exec.Cmd
+	exited                    chan struct{}
+	paused                    bool
 }
 
 // cluster is the nodes, their namespaces and what the driver did to them.
@@ -33,7 +33,6 @@ type cluster struct {
 	net      *netns.Cluster
 	servers  []*server
 	bin, out string
-	log      func(format string, args ...any)
 	pids     []int // every server pid started, to prove none is left
 }
 
