@@ -298,11 +298,12 @@ func run(ctx context.Context, o options) (code int, err error) {
 		return 2, err
 	}
 	for _, s := range c.servers {
-		if s.cmd == nil {
+		running, paused := s.state()
+		if !running {
 			if err := c.start(ctx, s); err != nil {
 				return 2, err
 			}
-		} else if s.paused {
+		} else if paused {
 			c.signal(s, syscall.SIGCONT)
 		}
 	}

@@ -108,6 +108,13 @@ func (c *cluster) signal(s *server, sig syscall.Signal) error {
 	return s.cmd.Process.Signal(sig)
 }
 
+// state says whether the node's process runs and whether it is paused.
+func (s *server) state() (running, paused bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil, s.paused
+}
+
 // take marks the node stopped and hands over its process (nil when it was not running).
 func (s *server) take() (*exec.Cmd, chan struct{}) {
 	s.mu.Lock()
