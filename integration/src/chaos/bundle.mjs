@@ -29,6 +29,8 @@ let running;
 let hooks; // the viewer's watch: check convergence now, or end it
 const now = () => Number(process.hrtime.bigint() - BigInt(config.base));
 const record = (line) => writeSync(fd, `${JSON.stringify(line)}\n`);
+// The host may be gone (the driver stopped the run): a message to nobody is dropped, not a crash.
+const tell = (message) => process.connected && process.send(message);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // A small seeded generator (mulberry32): the same writer index and seed draw the same operations.
@@ -295,13 +297,13 @@ process.on("message", async (message) => {
   if (message.start) {
     config = message.start;
     fd = openSync(config.history, "a");
-    process.send({ started: true });
+    tell({ started: true });
     running = config.role === "writer" ? writer() : viewer();
-    if (config.role === "writer") running.then(() => process.send({ stopped: stats }));
+    if (config.role === "writer") running.then(() => tell({ stopped: stats }));
   } else if (message.stop) {
     stopping = true;
   } else if (message.final) {
-    process.send({ finalState: await finalReads() });
+    tell({ finalState: await finalReads() });
   } else if (message.converge) {
     const since = process.hrtime.bigint();
     const timer = setTimeout(() => {
@@ -309,14 +311,14 @@ process.on("message", async (message) => {
       target = undefined;
       stopping = true;
       hooks?.end?.();
-      process.send({ converged: null });
+      tell({ converged: null });
     }, message.converge.timeoutMs);
     target = {
       state: message.converge.state,
       since,
       resolve: (ms) => {
         clearTimeout(timer);
-        process.send({ converged: ms });
+        tell({ converged: ms });
       },
     };
     hooks?.check?.();
