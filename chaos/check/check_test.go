@@ -117,6 +117,8 @@ func TestEachCheckerCatchesItsViolation(t *testing.T) {
 			replaceFinal(base, final("app.c", "c2", 6)), `the final read has "c2"`},
 		{"late answer", func(ops []history.Op) Verdict { return Deadlines(ops, time.Duration(0)) },
 			append(base, history.Op{Process: 7, Kind: history.Put, Key: "app.d", Value: "d", Invoke: 0, Return: 5000, Outcome: history.OK, Deadline: 1000}), "against a deadline"},
+		{"given up on", func(ops []history.Op) Verdict { return Deadlines(ops, time.Duration(0)) },
+			append(base, history.Op{Process: 7, Kind: history.Put, Key: "app.d", Value: "d", Invoke: 0, Return: 900, Outcome: history.Unknown, Reason: "timeout", Deadline: 1000}), "(unknown) against a deadline"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,6 +130,14 @@ func TestEachCheckerCatchesItsViolation(t *testing.T) {
 				t.Fatalf("got %s %q, want a violation mentioning %q", v.Status, v.Details, c.want)
 			}
 		})
+	}
+}
+
+// A write the runtime answered in time with `unavailable` is unknown (it may have landed) but answered.
+func TestDeadlineAnsweredUnknown(t *testing.T) {
+	ops := []history.Op{{Process: 7, Kind: history.Put, Key: "app.d", Value: "d", Invoke: 0, Return: 900, Outcome: history.Unknown, Reason: "unavailable", Deadline: 1000}}
+	if v := Deadlines(ops, 0); v.Status != Pass {
+		t.Fatalf("an answered unknown failed the deadline check: %s", v)
 	}
 }
 

@@ -34,6 +34,7 @@ type Node struct {
 	Namespace string     // the namespace, prefix included
 	Addr      netip.Addr // on its eth0
 	port      string     // its veth end on the bridge
+	spared    bool       // never cut (Spare)
 }
 
 // Cluster is a set of nodes on one bridge.
@@ -146,9 +147,23 @@ func (c *Cluster) Do(node string, fn func() error) error {
 	return fnErr
 }
 
+// Spare exempts nodes from every cut Partition and Isolate make: a spared node (say, the clients')
+// keeps talking to every node, so the clients see both sides of a partition, as clients spread over
+// a real network would. DropOneWay still applies to it.
+func (c *Cluster) Spare(names ...string) error {
+	for _, name := range names {
+		n := c.Node(name)
+		if n == nil {
+			return fmt.Errorf("netns: no node %q", name)
+		}
+		n.spared = true
+	}
+	return nil
+}
+
 // Partition lets each group talk within itself and to nobody else: Partition(["n1"], ["n2","n3"])
 // isolates n1; ["n1","n2"] vs ["n3","n4","n5"] splits a majority from a minority. A node in no group
-// is cut from everyone. It replaces any earlier cut.
+// is cut from everyone but the spared nodes. It replaces any earlier cut.
 func (c *Cluster) Partition(ctx context.Context, groups ...[]string) error {
 	groupOf := map[string]int{}
 	for g, names := range groups {
@@ -162,6 +177,9 @@ func (c *Cluster) Partition(ctx context.Context, groups ...[]string) error {
 	rules := map[*Node][]string{}
 	for _, to := range c.Nodes {
 		for _, from := range c.Nodes {
+			if from.spared || to.spared {
+				continue
+			}
 			if from != to && (groupOf[from.Name] == 0 || groupOf[from.Name] != groupOf[to.Name]) {
 				rules[to] = append(rules[to], from.Addr.String())
 			}
@@ -174,7 +192,7 @@ func (c *Cluster) Partition(ctx context.Context, groups ...[]string) error {
 func (c *Cluster) Isolate(ctx context.Context, node string) error {
 	var rest []string
 	for _, n := range c.Nodes {
-		if n.Name != node {
+		if n.Name != node && !n.spared {
 			rest = append(rest, n.Name)
 		}
 	}

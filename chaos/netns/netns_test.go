@@ -211,3 +211,37 @@ func assertNoNamespaces(t *testing.T, prefix string) {
 		}
 	}
 }
+
+// A spared node (the clients') reaches both sides of a partition and an isolated node.
+func TestSparedNodeIsNeverCut(t *testing.T) {
+	ctx := context.Background()
+	c := createForTest(t, "", "n1", "n2", "n3", "clients")
+	if err := c.Spare("clients"); err != nil {
+		t.Fatal(err)
+	}
+	n1 := listenTCP(t, c, "n1")
+	n3 := listenTCP(t, c, "n3")
+	if err := c.Partition(ctx, []string{"n1", "n2"}, []string{"n3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dialTCP(c, "n1", n3); err == nil {
+		t.Fatal("n1 reached n3 across the partition")
+	}
+	for _, to := range []netip.AddrPort{n1, n3} {
+		if err := dialTCP(c, "clients", to); err != nil {
+			t.Fatalf("clients -> %v across the partition: %v", to, err)
+		}
+	}
+	if err := c.Isolate(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dialTCP(c, "clients", n1); err != nil {
+		t.Fatalf("clients -> isolated n1: %v", err)
+	}
+	if err := dialTCP(c, "n3", n1); err == nil {
+		t.Fatal("n3 reached the isolated n1")
+	}
+	if err := c.Spare("nobody"); err == nil {
+		t.Fatal("Spare of an unknown node did not fail")
+	}
+}
