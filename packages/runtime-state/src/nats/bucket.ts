@@ -237,7 +237,8 @@ export class BucketClient {
 
   /** The key's last revision as a writer must name it: 0 when absent or deleted. */
   async currentRevision(key: string): Promise<number> {
-    const entry = await this.read(key);
+    // A conflict names the revision to write against next: the leader's, which refused the write, not a lagging replica's.
+    const entry = await this.readFromLeader(key);
     return entry === null || entry.deleted ? 0 : entry.revision;
   }
 
@@ -262,7 +263,9 @@ export class BucketClient {
       return await this.publish(key, data, 0);
     } catch (error) {
       if (!(error instanceof WrongRevision)) throw error;
-      const entry = await this.read(key);
+      // From the leader, which refused the write: a replica behind a delete still shows the value before it, and
+      // the create would be refused as a conflict (the fault suite's seed 2 caught it).
+      const entry = await this.readFromLeader(key);
       if (entry === null || !entry.deleted) throw new WrongRevision(entry?.revision ?? 0);
       return this.publish(key, data, entry.revision);
     }
