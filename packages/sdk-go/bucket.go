@@ -73,13 +73,18 @@ type wireEntry struct {
 	Updated  string          `json:"updated"`
 }
 
-// Get returns the key's current entry; found is false when the key is absent or deleted.
-func (b *ReadOnlyBucket[T]) Get(ctx context.Context, key string) (entry Entry[T], found bool, err error) {
+// Get returns the key's current entry; found is false when the key is absent or deleted. A Consistency
+// option sets how current it must be.
+func (b *ReadOnlyBucket[T]) Get(ctx context.Context, key string, options ...ReadOption) (entry Entry[T], found bool, err error) {
 	if err := b.checkKey(key); err != nil {
 		return entry, false, err
 	}
+	params := map[string]any{"bucket": b.name, "key": key}
+	if err := readParams(params, options, b.name, key); err != nil {
+		return entry, false, err
+	}
 	var wire *wireEntry
-	if err := b.client.call(ctx, methodGet, map[string]any{"bucket": b.name, "key": key}, &wire, b.name, key); err != nil {
+	if err := b.client.call(ctx, methodGet, params, &wire, b.name, key); err != nil {
 		return entry, false, err
 	}
 	if wire == nil {
@@ -93,13 +98,17 @@ func (b *ReadOnlyBucket[T]) Get(ctx context.Context, key string) (entry Entry[T]
 }
 
 // Keys returns the current keys (never deleted ones); filter may use * and > as whole tokens ("" for all).
-func (b *ReadOnlyBucket[T]) Keys(ctx context.Context, filter string) ([]string, error) {
+// A Consistency option sets how current the listing must be.
+func (b *ReadOnlyBucket[T]) Keys(ctx context.Context, filter string, options ...ReadOption) ([]string, error) {
 	params := map[string]any{"bucket": b.name}
 	if filter != "" {
 		if problem := CheckFilter(filter); problem != "" {
 			return nil, newStateError(ReasonBadKey, problem, b.name, "")
 		}
 		params["filter"] = filter
+	}
+	if err := readParams(params, options, b.name, ""); err != nil {
+		return nil, err
 	}
 	var result struct {
 		Keys []string `json:"keys"`
@@ -113,15 +122,20 @@ func (b *ReadOnlyBucket[T]) Keys(ctx context.Context, filter string) ([]string, 
 	return result.Keys, nil
 }
 
-// History returns every kept revision of the key, oldest first: EventPut, EventDelete or EventInvalid.
-func (b *ReadOnlyBucket[T]) History(ctx context.Context, key string) ([]Event[T], error) {
+// History returns every kept revision of the key, oldest first: EventPut, EventDelete or EventInvalid. A
+// Consistency option sets how current it must be.
+func (b *ReadOnlyBucket[T]) History(ctx context.Context, key string, options ...ReadOption) ([]Event[T], error) {
 	if err := b.checkKey(key); err != nil {
+		return nil, err
+	}
+	params := map[string]any{"bucket": b.name, "key": key}
+	if err := readParams(params, options, b.name, key); err != nil {
 		return nil, err
 	}
 	var result struct {
 		Entries []wireEvent `json:"entries"`
 	}
-	if err := b.client.call(ctx, methodHistory, map[string]any{"bucket": b.name, "key": key}, &result, b.name, key); err != nil {
+	if err := b.client.call(ctx, methodHistory, params, &result, b.name, key); err != nil {
 		return nil, err
 	}
 	entries := make([]Event[T], 0, len(result.Entries))

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,14 +30,15 @@ func readFixture(t *testing.T, name string, into any) {
 
 // fixtureCall is an SDK call as the fixtures describe it.
 type fixtureCall struct {
-	Handle   string          `json:"handle"`
-	Bucket   string          `json:"bucket"`
-	Op       string          `json:"op"`
-	Key      string          `json:"key"`
-	Value    json.RawMessage `json:"value"`
-	Revision *uint64         `json:"revision"`
-	Filter   string          `json:"filter"`
-	Watch    string          `json:"watch"`
+	Handle      string          `json:"handle"`
+	Bucket      string          `json:"bucket"`
+	Op          string          `json:"op"`
+	Key         string          `json:"key"`
+	Value       json.RawMessage `json:"value"`
+	Revision    *uint64         `json:"revision"`
+	Filter      string          `json:"filter"`
+	Watch       string          `json:"watch"`
+	Consistency Consistency     `json:"consistency"`
 }
 
 // callResult is what a call gave back, normalised for comparison with a fixture's expectation.
@@ -55,9 +58,16 @@ func perform(ctx context.Context, client *Client, call fixtureCall) callResult {
 	if call.Revision != nil {
 		options = append(options, IfRevision(*call.Revision))
 	}
+	// A level only when the fixture names one: the calls without are the SDK's plain calls.
+	var reads []ReadOption
+	watches := []WatchOption{Filter(call.Filter)}
+	if call.Consistency != "" {
+		reads = append(reads, call.Consistency)
+		watches = append(watches, call.Consistency)
+	}
 	switch call.Op {
 	case "get":
-		entry, found, err := readOnly.Get(ctx, call.Key)
+		entry, found, err := readOnly.Get(ctx, call.Key, reads...)
 		if err != nil || !found {
 			return callResult{map[string]any{"absent": true}, err}
 		}
@@ -72,10 +82,10 @@ func perform(ctx context.Context, client *Client, call fixtureCall) callResult {
 		err := owned.Delete(ctx, call.Key, options...)
 		return callResult{map[string]any{"ok": true}, err}
 	case "keys":
-		keys, err := readOnly.Keys(ctx, call.Filter)
+		keys, err := readOnly.Keys(ctx, call.Filter, reads...)
 		return callResult{map[string]any{"keys": keys}, err}
 	case "history":
-		entries, err := readOnly.History(ctx, call.Key)
+		entries, err := readOnly.History(ctx, call.Key, reads...)
 		var out []any
 		for _, entry := range entries {
 			wire := map[string]any{"type": string(entry.Type), "key": entry.Key, "revision": entry.Revision, "updated": entry.Updated.Format(time.RFC3339Nano)}
@@ -86,37 +96,45 @@ func perform(ctx context.Context, client *Client, call fixtureCall) callResult {
 		}
 		return callResult{map[string]any{"entries": out}, err}
 	case "watch":
-		// The watch is open once the client knows its id; a refusal is yielded at once.
-		watchCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		yielded := make(chan error, 1)
-		go func() {
-			for _, err := range readOnly.Watch(watchCtx, Filter(call.Filter)) {
-				yielded <- err
-				return
-			}
-			yielded <- nil
-		}()
-		for {
-			client.lock.Lock()
-			open := len(client.watches)
-			client.lock.Unlock()
-			if open > 0 {
-				return callResult{}
-			}
-			select {
-			case err := <-yielded:
-				return callResult{nil, err}
-			case <-time.After(time.Millisecond):
-			case <-ctx.Done():
-				return callResult{nil, ctx.Err()}
-			}
-		}
+		err := openThenLeave(ctx, client, func(watchCtx context.Context) iter.Seq2[Event[json.RawMessage], error] {
+			return readOnly.Watch(watchCtx, watches...)
+		})
+		return callResult{nil, err}
 	case "unwatch":
 		err := client.call(ctx, methodUnwatch, map[string]any{"watch": call.Watch}, nil, "", "")
 		return callResult{nil, err}
 	}
 	panic("unknown fixture op " + call.Op)
+}
+
+// openThenLeave runs a watch until the client holds its id (its params were sent by then), then leaves it;
+// a refusal, yielded at once, is returned.
+func openThenLeave[T any](ctx context.Context, client *Client, watch func(context.Context) iter.Seq2[Event[T], error]) error {
+	watchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	yielded := make(chan error, 1)
+	go func() {
+		for _, err := range watch(watchCtx) {
+			yielded <- err
+			return
+		}
+		yielded <- nil
+	}()
+	for {
+		client.lock.Lock()
+		open := len(client.watches)
+		client.lock.Unlock()
+		if open > 0 {
+			return nil
+		}
+		select {
+		case err := <-yielded:
+			return err
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // sameJSON compares two values by their JSON encoding, so numbers and raw messages compare as the wire does.
@@ -160,8 +178,9 @@ type requestFixture struct {
 	Verdict string          `json:"verdict"`
 	Call    *fixtureCall    `json:"call"`
 	Refusal *struct {
-		Path string `json:"path"`
-		Kind string `json:"kind"`
+		Path    string `json:"path"`
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
 	} `json:"refusal"`
 }
 
@@ -175,7 +194,8 @@ func requestFixtures(t *testing.T) []requestFixture {
 }
 
 // Every call the fixtures name sends exactly the fixture's params, or, for a refusal the SDK makes itself
-// (the key rules, the secret rule), is refused with the same reason and sends nothing.
+// (the key rules, the secret rule, a consistency level the wire does not have), is refused with the same
+// reason and sends nothing.
 func TestConformanceRequests(t *testing.T) {
 	requests := requestFixtures(t)
 	calls := 0
@@ -185,24 +205,10 @@ func TestConformanceRequests(t *testing.T) {
 		}
 		calls++
 		t.Run(request.Name, func(t *testing.T) {
-			runtime := newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
-				switch method {
-				case methodWatch:
-					return map[string]any{"watch": "w1"}, nil
-				case methodPut:
-					return map[string]any{"revision": 1}, nil
-				case methodKeys:
-					return map[string]any{"keys": []string{}}, nil
-				case methodHistory:
-					return map[string]any{"entries": []any{}}, nil
-				case methodGet:
-					return json.RawMessage("null"), nil
-				}
-				return map[string]any{}, nil
-			})
+			runtime := emptyBucketRuntime()
 			client := Attach(runtime)
 			result := perform(testContext(t), client, *request.Call)
-			local := request.Verdict == "bad-key" || request.Verdict == "secret-field"
+			local := request.Verdict == "bad-key" || request.Verdict == "secret-field" || request.Verdict == "bad-request"
 			sent := runtime.requests(request.Method)
 			if local {
 				var refused *StateError
@@ -212,8 +218,8 @@ func TestConformanceRequests(t *testing.T) {
 				if len(runtime.requests("")) != 0 {
 					t.Fatalf("a refused call sent %d requests", len(runtime.requests("")))
 				}
-				if request.Refusal != nil && (refused.Path != request.Refusal.Path || refused.Kind != request.Refusal.Kind) {
-					t.Fatalf("refusal path %q kind %q, want %+v", refused.Path, refused.Kind, *request.Refusal)
+				if request.Refusal != nil && (refused.Path != request.Refusal.Path || refused.Kind != request.Refusal.Kind || !strings.Contains(refused.Message, request.Refusal.Message)) {
+					t.Fatalf("refusal path %q kind %q message %q, want %+v", refused.Path, refused.Kind, refused.Message, *request.Refusal)
 				}
 				return
 			}

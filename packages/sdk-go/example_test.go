@@ -136,3 +136,30 @@ func ExampleReadOnlyBucket_Mirror() {
 	// Output:
 	// L-100 3 true
 }
+
+// A read says how current it must be; without a level the runtime reads at its default, session, which
+// never goes back on what this bundle wrote or read. A word the wire does not have is refused here.
+func ExampleConsistency() {
+	ctx := context.Background()
+	servers := meshstate.Reads[Server](meshstate.Attach(inProcessRuntime(map[string]any{
+		"operators-agent.mcp-servers/all.github": Server{URL: "https://mcp.github.example"},
+	})), "operators-agent.mcp-servers")
+
+	entry, found, err := servers.Get(ctx, "all.github", meshstate.ConsistencyStrong) // from the stream's leader
+	fmt.Println(entry.Value.URL, found, err)
+
+	mirror := servers.Mirror(ctx, meshstate.Filter("all.>"), meshstate.ConsistencyLocal) // any replica's snapshot
+	defer mirror.Stop(ctx)
+	if mirror.WaitSynced(ctx) == nil {
+		fmt.Println("mirrored:", mirror.Len())
+	}
+
+	_, _, err = servers.Get(ctx, "all.github", meshstate.Consistency("eventual"))
+	if refused := (*meshstate.StateError)(nil); errors.As(err, &refused) {
+		fmt.Println(refused.Reason, refused.Path)
+	}
+	// Output:
+	// https://mcp.github.example true <nil>
+	// mirrored: 1
+	// bad-request consistency
+}

@@ -24,7 +24,8 @@ type Mirror[T any] struct {
 	stopped atomic.Bool
 }
 
-// Mirror starts following the bucket (filter with Filter). ctx bounds the mirror's life; Stop ends it.
+// Mirror starts following the bucket (filter with Filter, set how current its snapshot must be with a
+// Consistency). ctx bounds the mirror's life; Stop ends it.
 func (b *ReadOnlyBucket[T]) Mirror(ctx context.Context, options ...WatchOption) *Mirror[T] {
 	ctx, cancel := context.WithCancel(ctx)
 	mirror := &Mirror[T]{

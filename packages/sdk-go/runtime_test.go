@@ -183,3 +183,22 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// emptyBucketRuntime answers every verb as an empty bucket would: a put gets revision 1.
+func emptyBucketRuntime() *fakeRuntime {
+	return newFakeRuntime(func(method string, _ json.RawMessage) (any, error) {
+		switch method {
+		case methodWatch:
+			return map[string]any{"watch": "w1"}, nil
+		case methodPut:
+			return map[string]any{"revision": 1}, nil
+		case methodKeys:
+			return map[string]any{"keys": []string{}}, nil
+		case methodHistory:
+			return map[string]any{"entries": []any{}}, nil
+		case methodGet:
+			return json.RawMessage("null"), nil
+		}
+		return map[string]any{}, nil
+	})
+}

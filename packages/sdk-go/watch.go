@@ -34,7 +34,7 @@ type watchStream struct {
 	stopDone chan struct{}
 }
 
-func (c *Client) openWatch(ctx context.Context, bucket, filter string) (*watchStream, error) {
+func (c *Client) openWatch(ctx context.Context, bucket string, options watchOptions) (*watchStream, error) {
 	stream := &watchStream{
 		client:   c,
 		batches:  make(chan heldBatch),
@@ -44,11 +44,14 @@ func (c *Client) openWatch(ctx context.Context, bucket, filter string) (*watchSt
 		stopDone: make(chan struct{}),
 	}
 	params := map[string]any{"bucket": bucket}
-	if filter != "" {
-		if problem := CheckFilter(filter); problem != "" {
+	if options.filter != "" {
+		if problem := CheckFilter(options.filter); problem != "" {
 			return nil, newStateError(ReasonBadKey, problem, bucket, "")
 		}
-		params["filter"] = filter
+		params["filter"] = options.filter
+	}
+	if err := withConsistency(params, options.consistency, bucket, ""); err != nil {
+		return nil, err
 	}
 	c.lock.Lock()
 	c.starting++
@@ -168,14 +171,23 @@ func (s *watchStream) stop(ctx context.Context) error {
 	return s.stopErr
 }
 
-// WatchOption narrows a watch.
-type WatchOption func(*watchOptions)
+// WatchOption tunes a watch or a mirror: a Filter, a Consistency.
+type WatchOption interface {
+	applyWatch(*watchOptions)
+}
 
-type watchOptions struct{ filter string }
+type watchOptions struct {
+	filter      string
+	consistency Consistency
+}
+
+type filterOption string
+
+func (f filterOption) applyWatch(options *watchOptions) { options.filter = string(f) }
 
 // Filter watches only keys matching filter (* and > as whole tokens: "all.*", "machine-1.>").
 func Filter(filter string) WatchOption {
-	return func(options *watchOptions) { options.filter = filter }
+	return filterOption(filter)
 }
 
 // Watch returns the bucket's current values (EventPut), exactly one EventCurrent, then every change
@@ -189,10 +201,10 @@ func Filter(filter string) WatchOption {
 func (b *ReadOnlyBucket[T]) Watch(ctx context.Context, options ...WatchOption) iter.Seq2[Event[T], error] {
 	settings := watchOptions{}
 	for _, option := range options {
-		option(&settings)
+		option.applyWatch(&settings)
 	}
 	return func(yield func(Event[T], error) bool) {
-		stream, err := b.client.openWatch(ctx, b.name, settings.filter)
+		stream, err := b.client.openWatch(ctx, b.name, settings)
 		if err != nil {
 			yield(Event[T]{}, err)
 			return

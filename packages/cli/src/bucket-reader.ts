@@ -1,7 +1,14 @@
 import { inspectorInboxPrefix, machineInboxPrefix } from "@mesh/grant-composer";
 import { bucketName, parseReadReference } from "@mesh/manifest-schema";
 import { createStateService, type DeliverWatchEvents, StateRefusal, type StateService } from "@mesh/runtime-state";
-import type { StateMethod, StateParams, StateResult } from "@mesh/state-protocol";
+import {
+  CONSISTENCY_LEVELS,
+  type Consistency,
+  ConsistencySchema,
+  type StateMethod,
+  type StateParams,
+  type StateResult,
+} from "@mesh/state-protocol";
 import type { NatsConnection } from "@nats-io/nats-core";
 import {
   connectToServer,
@@ -20,7 +27,11 @@ import { UsageError } from "./types.js";
  * modules own or read the bucket will do).
  */
 
-export const READER_ARG_OPTIONS = { ...SERVER_ARG_OPTIONS, json: { type: "boolean", default: false } } as const;
+export const READER_ARG_OPTIONS = {
+  ...SERVER_ARG_OPTIONS,
+  consistency: { type: "string" },
+  json: { type: "boolean", default: false },
+} as const;
 
 /** The module name the reading membership is issued to; never a bucket owner, never on the wire. */
 export const OPERATOR_MODULE = "operator";
@@ -32,6 +43,11 @@ ${SERVER_HELP_OPTIONS}
   --inbox-prefix P     default the context's, else _INBOX_<machine> for a user state-<machine> (its grant's
                        inbox), _INBOX_insp_inspector for the user inspector, else _INBOX; an inspector
                        named otherwise: _INBOX_insp_<user>
+  --consistency LEVEL  how current the read must be (docs/decisions/0011-read-consistency.md): strong (from
+                       the stream's leader: every write acknowledged anywhere before the read began; needs a
+                       leader), session (the default: never behind what this command already read; a fresh
+                       command has read nothing, so its first read is as fresh as local's) or local (any
+                       replica's answer, fastest, may be behind)
   --json               machine-readable output`;
 
 export interface BucketReader {
@@ -40,7 +56,9 @@ export interface BucketReader {
   /** `mod_<module>_<name>` */
   bucket: string;
   service: StateService;
-  /** One verb on the bucket; a refusal becomes an error that says what to do. */
+  /** The level every read asks for; absent: the runtime's default. */
+  consistency: Consistency | undefined;
+  /** One verb on the bucket, read verbs at `consistency`; a refusal becomes an error that says what to do. */
   call<M extends StateMethod>(method: M, params: Omit<StateParams<M>, "bucket">): Promise<StateResult<M>>;
   /** Where the service sends watch events. */
   bindWatch(deliver: DeliverWatchEvents): void;
@@ -82,9 +100,26 @@ export async function connectAsReader(
   return { connection, inboxPrefix, options };
 }
 
+/** The verbs that take `consistency` (state-protocol's read verbs). */
+const READ_METHODS: ReadonlySet<StateMethod> = new Set([
+  "mesh/state.get",
+  "mesh/state.keys",
+  "mesh/state.history",
+  "mesh/state.watch",
+]);
+
+/** `--consistency`, checked before anything connects: one of the wire's words, or absent. */
+export function parseConsistency(given: string | undefined): Consistency | undefined {
+  if (given === undefined) return undefined;
+  const parsed = ConsistencySchema.safeParse(given);
+  if (!parsed.success)
+    throw new UsageError(`--consistency is one of ${CONSISTENCY_LEVELS.join(", ")}, got ${JSON.stringify(given)}`);
+  return parsed.data;
+}
+
 export async function openBucketReader(
   reference: string | undefined,
-  given: ServerOptions & { "inbox-prefix"?: string },
+  given: ServerOptions & { "inbox-prefix"?: string; consistency?: string },
   command: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<BucketReader> {
@@ -93,6 +128,7 @@ export async function openBucketReader(
     throw new UsageError(
       `BUCKET is <module>.<name> (e.g. operators-agent.mcp-servers), got ${JSON.stringify(reference ?? "")}`,
     );
+  const consistency = parseConsistency(given.consistency);
   const bucket = bucketName(parts.module, parts.name);
   const { connection, inboxPrefix, options } = await connectAsReader(given, command, env);
   const service = createStateService({
@@ -104,10 +140,13 @@ export async function openBucketReader(
     reference,
     bucket,
     service,
+    consistency,
     async call<M extends StateMethod>(method: M, params: Omit<StateParams<M>, "bucket">) {
+      // Passed through as a bundle would send it: absent unless asked, so the runtime's default applies.
+      const level = consistency !== undefined && READ_METHODS.has(method) ? { consistency } : {};
       try {
         // The service answers with the verb's result schema (state-protocol's STATE_VERBS).
-        return (await service.handle(method, { bucket: reference, ...params })) as StateResult<M>;
+        return (await service.handle(method, { bucket: reference, ...params, ...level })) as StateResult<M>;
       } catch (error) {
         throw explain(error, reference, options.user);
       }

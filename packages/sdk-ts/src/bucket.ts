@@ -5,8 +5,10 @@ import { startMirror } from "./mirror.js";
 import type {
   Entry,
   HistoryEntry,
+  KeysOptions,
   Mirror,
   ReadOnlyStateHandle,
+  ReadOptions,
   StateHandle,
   Updated,
   UpdateOptions,
@@ -37,34 +39,42 @@ export class ReadOnlyStateBucket<V> implements ReadOnlyStateHandle<V> {
     this.codec = new ValueCodec(name, schema);
   }
 
-  get(key: string): Promise<Entry<V> | null> {
+  get(key: string, options?: ReadOptions): Promise<Entry<V> | null> {
+    const consistency = options?.consistency;
+    // Only the fields given: a read without options sends what it always sent (the runtime's default applies).
+    const params = consistency === undefined ? { bucket: this.name, key } : { bucket: this.name, key, consistency };
     return this.verbs
-      .call("mesh/state.get", { bucket: this.name, key }, { bucket: this.name, key })
+      .call("mesh/state.get", params, { bucket: this.name, key })
       .then((entry) => (entry === null ? null : { ...entry, value: this.codec.decodeOrThrow(entry.key, entry.value) }));
   }
 
-  async keys(filter?: string): Promise<string[]> {
-    const params = filter === undefined ? { bucket: this.name } : { bucket: this.name, filter };
+  async keys(options?: string | KeysOptions): Promise<string[]> {
+    const params = this.filtered(typeof options === "string" ? { filter: options } : (options ?? {}));
     const { keys } = await this.verbs.call("mesh/state.keys", params, { bucket: this.name });
     return keys;
   }
 
-  async history(key: string): Promise<HistoryEntry<V>[]> {
-    const { entries } = await this.verbs.call(
-      "mesh/state.history",
-      { bucket: this.name, key },
-      { bucket: this.name, key },
-    );
+  async history(key: string, options?: ReadOptions): Promise<HistoryEntry<V>[]> {
+    const consistency = options?.consistency;
+    const params = consistency === undefined ? { bucket: this.name, key } : { bucket: this.name, key, consistency };
+    const { entries } = await this.verbs.call("mesh/state.history", params, { bucket: this.name, key });
     return entries.map((entry) => this.codec.decodeEntry(entry));
   }
 
   watch(options: WatchOptions = {}): Watch<V> {
-    const params = options.filter === undefined ? { bucket: this.name } : { bucket: this.name, filter: options.filter };
-    return this.verbs.openWatch(this.codec, params);
+    return this.verbs.openWatch(this.codec, this.filtered(options));
   }
 
   mirror(options: WatchOptions = {}): Mirror<V> {
     return startMirror(this.watch(options));
+  }
+
+  /** keys' and watch's params: the bucket, and only the options given. */
+  private filtered({ filter, consistency }: WatchOptions): StateParams<"mesh/state.watch"> {
+    const params: StateParams<"mesh/state.watch"> = { bucket: this.name };
+    if (filter !== undefined) params.filter = filter;
+    if (consistency !== undefined) params.consistency = consistency;
+    return params;
   }
 }
 

@@ -89,6 +89,43 @@ describe("the verbs over the wire", () => {
   });
 });
 
+describe("read consistency", () => {
+  it("sends the level given to get, keys, history, watch and mirror, and no field without one", async () => {
+    const { runtime, client } = await setUp();
+    const items = client.state("items");
+    runtime.write("items", "a.x", 1);
+    await items.get("a.x");
+    await items.get("a.x", { consistency: "strong" });
+    await items.get("a.x", {});
+    await items.keys("a.*");
+    await items.keys({ filter: "a.*", consistency: "local" });
+    await items.keys({ consistency: "session" });
+    await items.history("a.x", { consistency: "strong" });
+    await items.update("a.x", (current) => Number(current ?? 0) + 1);
+    const watch = items.watch({ filter: "a.>", consistency: "strong" });
+    await watch.next();
+    await watch.stop();
+    const mirror = items.mirror({ consistency: "local" });
+    await mirror.synced;
+    await mirror.stop();
+    const sent = runtime.requests.filter(({ method }) => method !== "mesh/state.unwatch");
+    expect(sent.map(({ method, params }) => [method.slice("mesh/state.".length), params])).toEqual([
+      ["get", { bucket: "items", key: "a.x" }],
+      ["get", { bucket: "items", key: "a.x", consistency: "strong" }],
+      ["get", { bucket: "items", key: "a.x" }],
+      ["keys", { bucket: "items", filter: "a.*" }],
+      ["keys", { bucket: "items", filter: "a.*", consistency: "local" }],
+      ["keys", { bucket: "items", consistency: "session" }],
+      ["history", { bucket: "items", key: "a.x", consistency: "strong" }],
+      // update reads at the runtime's default (session: it sees this bundle's own writes).
+      ["get", { bucket: "items", key: "a.x" }],
+      ["put", { bucket: "items", key: "a.x", value: 2, revision: 1 }],
+      ["watch", { bucket: "items", filter: "a.>", consistency: "strong" }],
+      ["watch", { bucket: "items", consistency: "local" }],
+    ]);
+  });
+});
+
 describe("schemas", () => {
   it("refuses a value that does not fit before it leaves the process", async () => {
     const { runtime, client } = await setUp();

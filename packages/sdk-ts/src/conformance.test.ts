@@ -4,8 +4,10 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
+  type Consistency,
   checkFilter,
   checkKey,
+  checkStateParams,
   checkWatchEventsParams,
   STATE_ERROR_CODES,
   STATE_VERBS,
@@ -31,6 +33,7 @@ interface Call {
   revision?: number;
   filter?: string;
   watch?: string;
+  consistency?: Consistency;
 }
 interface RequestFixture {
   name: string;
@@ -38,6 +41,7 @@ interface RequestFixture {
   params?: unknown;
   verdict: string;
   call?: Call;
+  refusal?: { path: string; kind?: string; message?: string };
 }
 
 /** A client whose transport records each request and answers it with `answer` (as the runtime would). */
@@ -68,9 +72,11 @@ async function perform(client: StateClient, call: Call, refused = false): Promis
     call.handle === "state" ? client.state(call.bucket) : client.reads(call.bucket as `${string}.${string}`);
   const owned = client.state(call.bucket);
   const options = call.revision === undefined ? {} : { revision: call.revision };
+  // Options only when the fixture names a level: the calls without one are the SDK's plain calls.
+  const read = call.consistency === undefined ? undefined : { consistency: call.consistency };
   switch (call.op) {
     case "get": {
-      const entry = await handle.get(call.key!);
+      const entry = read === undefined ? await handle.get(call.key!) : await handle.get(call.key!, read);
       return entry === null ? { absent: true } : { entry };
     }
     case "put":
@@ -81,11 +87,13 @@ async function perform(client: StateClient, call: Call, refused = false): Promis
       await owned.delete(call.key!, options);
       return { ok: true };
     case "keys":
-      return { keys: await handle.keys(call.filter) };
+      return {
+        keys: await (read === undefined ? handle.keys(call.filter) : handle.keys({ filter: call.filter, ...read })),
+      };
     case "history":
-      return { entries: await handle.history(call.key!) };
+      return { entries: await (read === undefined ? handle.history(call.key!) : handle.history(call.key!, read)) };
     case "watch": {
-      const watch = handle.watch(call.filter === undefined ? {} : { filter: call.filter });
+      const watch = handle.watch({ ...(call.filter === undefined ? {} : { filter: call.filter }), ...read });
       // A refused watch throws from next(); an accepted one has sent its request: leave it.
       if (refused) await watch.next();
       await watch.stop();
@@ -113,6 +121,37 @@ describe("the conformance fixtures, in sdk-ts", () => {
       const { key, filter } = schema.data as { key?: string; filter?: string };
       const keyProblem = (key === undefined ? undefined : checkKey(key)) ?? (filter ? checkFilter(filter) : undefined);
       expect(keyProblem !== undefined, request.name).toBe(request.verdict === "bad-key");
+    }
+  });
+
+  it("name the refused field and the issue, as checkStateParams reports it", () => {
+    const refused = requests.filter((request) => request.verdict === "bad-request" && request.refusal?.message);
+    expect(refused.length).toBeGreaterThanOrEqual(4);
+    for (const request of refused) {
+      const checked = checkStateParams(request.method as StateMethod, request.params);
+      expect(checked.ok, request.name).toBe(false);
+      if (checked.ok) continue;
+      expect(checked.path, request.name).toBe(request.refusal!.path);
+      expect(checked.issues, request.name).toContain(`${request.refusal!.path}: ${request.refusal!.message}`);
+    }
+  });
+
+  it("send a refused level as given: the runtime refuses it, and the SDK rebuilds the refusal", async () => {
+    const refused = requests.filter((request) => request.call?.consistency && request.verdict === "bad-request");
+    expect(refused.length).toBeGreaterThanOrEqual(4);
+    for (const request of refused) {
+      const message = `${request.method}: ${request.refusal!.path}: ${request.refusal!.message}`;
+      const { client, sent } = await clientAnswering(() => ({
+        error: {
+          code: STATE_ERROR_CODES["bad-request"],
+          message,
+          data: { reason: "bad-request", path: "consistency" },
+        },
+      }));
+      const error = await perform(client, request.call!, true).catch((caught: unknown) => caught);
+      expect(sent[0], request.name).toEqual({ method: request.method, params: request.params });
+      expect(StateError.is(error, "bad-request"), `${request.name}: ${String(error)}`).toBe(true);
+      expect((error as StateError).message, request.name).toBe(message);
     }
   });
 

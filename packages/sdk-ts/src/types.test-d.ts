@@ -1,15 +1,18 @@
 // Type tests, checked by `tsc --noEmit` (the package's typecheck) and by type-tests.test.ts, which also
 // proves that every @ts-expect-error below marks a real error.
-import type { JsonValue } from "@mesh/state-protocol";
+import type { Consistency, JsonValue } from "@mesh/state-protocol";
 import { expectTypeOf } from "vitest";
 import { z } from "zod";
 import {
   type Entry,
+  type KeysOptions,
   type ReadOnlyStateHandle,
+  type ReadOptions,
   type StateClient,
   StateError,
   type StateHandle,
   type Updated,
+  type WatchOptions,
 } from "./index.js";
 
 declare const mesh: StateClient;
@@ -73,6 +76,30 @@ export async function readOnlyHandle(): Promise<void> {
   const asWriter: StateHandle<Item> = shared;
   void asReader;
   void asWriter;
+}
+
+export async function readConsistency(): Promise<void> {
+  const items = mesh.reads("other-module.items", { schema: Item });
+  expectTypeOf(await items.get("k", { consistency: "strong" })).toEqualTypeOf<Entry<Item> | null>();
+  await items.get("k", { consistency: "session" });
+  await items.get("k", {});
+  // @ts-expect-error not a level of the wire
+  await items.get("k", { consistency: "eventual" });
+  expectTypeOf(await items.keys({ filter: "all.*", consistency: "local" })).toEqualTypeOf<string[]>();
+  await items.keys("all.*");
+  await items.keys({ consistency: "strong" });
+  // @ts-expect-error a level is a word, not a flag
+  await items.keys({ consistency: true });
+  await items.history("k", { consistency: "strong" });
+  // @ts-expect-error history takes no filter
+  await items.history("k", { filter: "all.*" });
+  const level: Consistency = "local";
+  items.watch({ filter: "all.>", consistency: level });
+  items.mirror({ consistency: "strong" });
+  expectTypeOf<ReadOptions["consistency"]>().toEqualTypeOf<Consistency | undefined>();
+  expectTypeOf<KeysOptions>().toEqualTypeOf<WatchOptions>();
+  // @ts-expect-error a watch's level is checked too
+  items.watch({ consistency: "linearizable" });
 }
 
 export function errorGuards(error: unknown): void {

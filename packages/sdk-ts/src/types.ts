@@ -1,4 +1,4 @@
-import type { JsonValue, WatchEndReason } from "@mesh/state-protocol";
+import type { Consistency, JsonValue, WatchEndReason } from "@mesh/state-protocol";
 import type { JsonRpcChannel } from "@mesh/state-protocol/jsonrpc";
 import type { ClientError } from "./errors.js";
 
@@ -116,10 +116,23 @@ export type WatchEvent<V> = PutEvent<V> | DeleteEvent | InvalidValueEvent | Curr
 /** One entry of a key's history, oldest first. */
 export type HistoryEntry<V> = PutEvent<V> | DeleteEvent | InvalidValueEvent;
 
-export interface WatchOptions {
+/** How current a read must be (docs/decisions/0011-read-consistency.md). */
+export interface ReadOptions {
+  /**
+   * `session` (the runtime's default when absent): never older than a write this runtime acknowledged to the
+   * bundle, nor than what the bundle already read. `strong`: every write acknowledged anywhere before the read
+   * began, read from the stream's leader (slower). `local`: any replica's answer, the fastest; may go back in time.
+   */
+  consistency?: Consistency;
+}
+
+/** Which keys a `keys`, `watch` or `mirror` covers, and how current its snapshot must be. */
+export interface WatchOptions extends ReadOptions {
   /** NATS wildcards `*` and `>` as whole tokens: `all.*`, `machine-1.>`. Default: every key. */
   filter?: string;
 }
+/** `keys({ filter, consistency })`: the same fields as a watch's. */
+export type KeysOptions = WatchOptions;
 
 /**
  * The current values, then every change, as an async iterator. Leaving a `for await` loop (break,
@@ -163,12 +176,12 @@ export interface UpdateOptions {
 export interface ReadOnlyStateHandle<V> {
   /** The name the module uses: `mcp-servers` or `licence-manager.bindings`. */
   readonly name: string;
-  /** The current entry, or `null` when the key is absent or deleted. */
-  get(key: string): Promise<Entry<V> | null>;
-  /** Current keys (never deleted ones), optionally matching a filter. */
-  keys(filter?: string): Promise<string[]>;
+  /** The current entry, or `null` when the key is absent or deleted. `get(key, { consistency: "strong" })`. */
+  get(key: string, options?: ReadOptions): Promise<Entry<V> | null>;
+  /** Current keys (never deleted ones), optionally matching a filter: `keys("all.*")` or `keys({ filter, consistency })`. */
+  keys(options?: string | KeysOptions): Promise<string[]>;
   /** Every kept revision of a key, oldest first, deletes included. */
-  history(key: string): Promise<HistoryEntry<V>[]>;
+  history(key: string, options?: ReadOptions): Promise<HistoryEntry<V>[]>;
   watch(options?: WatchOptions): Watch<V>;
   mirror(options?: WatchOptions): Mirror<V>;
 }

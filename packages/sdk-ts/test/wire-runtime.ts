@@ -35,6 +35,8 @@ export class WireRuntime {
   readonly batches: { watch: string; events: WireWatchEvent[]; answered: boolean }[] = [];
   /** Buckets this "membership" has, and whether the module may write them. */
   readonly access = new Map<string, "write" | "read">();
+  /** Every verb received, with its params as they came. */
+  readonly requests: { method: string; params: Record<string, unknown> }[] = [];
   /** Most events per batch. */
   batchEvents = 100;
   /** Sends the watch answer after the first batch, as a busy runtime may. */
@@ -93,6 +95,7 @@ export class WireRuntime {
   }
 
   private async handle(method: string, params: Record<string, unknown>): Promise<unknown> {
+    this.requests.push({ method, params });
     const bucket = params.bucket as string;
     const key = params.key as string;
     if (method === "mesh/state.unwatch") {

@@ -2,7 +2,8 @@ import { parseArgs } from "node:util";
 import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
 import { type Command, UsageError } from "../types.js";
 
-const HELP = `Usage: mesh-state get BUCKET KEY [--server URL | --context NAME] [auth options] [--json]
+const HELP = `Usage: mesh-state get BUCKET KEY [--server URL | --context NAME] [auth options]
+       [--consistency session|strong|local] [--json]
 
 Prints a key's current value, its revision and when it was written. Exits 1 when the key is absent or
 deleted (with --json, \`null\` is printed). Read-only: the same path as a bundle's \`get\` verb.
@@ -14,6 +15,7 @@ Example:
   mesh-state get operators-agent.mcp-servers all.github --server nats://127.0.0.1:4222 \\
     --user state-node-1 --password "$STATE_PASSWORD" --json
   mesh-state get operators-agent.mcp-servers all.github --context mesh-inspector
+  mesh-state get operators-agent.mcp-servers all.github --context mesh-inspector --consistency strong
 `;
 
 export const command: Command = {

@@ -2,7 +2,8 @@ import { parseArgs } from "node:util";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
 import { type Command, UsageError } from "../types.js";
 
-const HELP = `Usage: mesh-state history BUCKET KEY [--server URL | --context NAME] [auth options] [--json]
+const HELP = `Usage: mesh-state history BUCKET KEY [--server URL | --context NAME] [auth options]
+       [--consistency session|strong|local] [--json]
 
 Prints every kept revision of a key, oldest first, deletes included (a bucket keeps as many as its
 manifest's \`history\`). Read-only: the same path as a bundle's \`history\` verb.

@@ -70,10 +70,32 @@ it("ls, get, history and watch read a bucket as a reader machine's user; a stran
   const readable = await meshState(["history", "agent.mcp-servers", "all.github", ...reader]);
   expect(readable.stdout.trim().split("\n")).toHaveLength(3);
 
+  // --consistency reaches the runtime's verbs: on one server every level reads the same answer.
+  for (const level of ["strong", "session", "local"]) {
+    const read = await meshState(["get", "agent.mcp-servers", "all.github", ...reader, "--consistency", level]);
+    expect(read.stdout, `${level}: ${read.stderr}`).toBe(get.stdout);
+  }
+  const strongLs = await meshState(["ls", "agent.mcp-servers", ...reader, "--json", "--consistency", "strong"]);
+  expect(strongLs.stdout, strongLs.stderr).toBe(ls.stdout);
+  const strongHistory = await meshState([
+    "history",
+    "agent.mcp-servers",
+    "all.docs",
+    ...reader,
+    "--json",
+    "--consistency",
+    "strong",
+  ]);
+  expect(strongHistory.stdout, strongHistory.stderr).toBe(history.stdout);
+
   // watch: the current value, the marker, then changes as they happen; Ctrl-C ends it with 0.
-  const watch = spawn(process.execPath, [MAIN, "watch", "agent.mcp-servers", ...reader, "--json"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const watch = spawn(
+    process.execPath,
+    [MAIN, "watch", "agent.mcp-servers", ...reader, "--json", "--consistency", "strong"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const events: { type: string; key?: string }[] = [];
   let wake = () => {};
   let buffered = "";
@@ -125,4 +147,17 @@ it("ls: BUCKET must be <module>.<name>", async () => {
   const result = await meshState(["ls", "mcp-servers", "--server", "nats://127.0.0.1:1"]);
   expect(result.code).toBe(2);
   expect(result.stderr).toMatch(/BUCKET is <module>\.<name>/);
+});
+
+it("--consistency is one of the wire's words, checked before connecting", async () => {
+  for (const command of [
+    ["get", "a.b", "k"],
+    ["ls", "a.b"],
+    ["history", "a.b", "k"],
+    ["watch", "a.b"],
+  ]) {
+    const result = await meshState([...command, "--consistency", "eventual", "--server", "nats://127.0.0.1:1"]);
+    expect(result.code, command[0]).toBe(2);
+    expect(result.stderr, command[0]).toMatch(/--consistency is one of session, strong, local, got "eventual"/);
+  }
 });

@@ -3,7 +3,8 @@ import type { WireEntry } from "@mesh/state-protocol";
 import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
 import type { Command } from "../types.js";
 
-const HELP = `Usage: mesh-state ls BUCKET [FILTER] [--server URL | --context NAME] [auth options] [--json]
+const HELP = `Usage: mesh-state ls BUCKET [FILTER] [--server URL | --context NAME] [auth options]
+       [--consistency session|strong|local] [--json]
 
 Lists the current keys of a bucket (never deleted ones), with each key's revision, when it was written and
 its value on one line. FILTER takes NATS wildcards as whole tokens: all.*, node-1.>. Read-only: the same

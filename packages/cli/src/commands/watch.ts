@@ -4,7 +4,8 @@ import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bu
 import { STOP_SIGNALS } from "../signals.js";
 import type { Command } from "../types.js";
 
-const HELP = `Usage: mesh-state watch BUCKET [FILTER] [--server URL | --context NAME] [auth options] [--json]
+const HELP = `Usage: mesh-state watch BUCKET [FILTER] [--server URL | --context NAME] [auth options]
+       [--consistency session|strong|local] [--json]
 
 Prints every current value of the bucket (never a deletion among them), then a "current" line, then every
 change as it happens, until Ctrl-C. FILTER takes NATS wildcards as whole tokens: all.*, node-1.>. Exits 0
