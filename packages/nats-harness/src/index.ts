@@ -7,6 +7,7 @@ export { findTestNatsServer, NATS_SERVER_IMAGE, testServerVersion } from "./bina
 export { consumerNames } from "./consumer-names.js";
 export { NatsHarnessError } from "./errors.js";
 export { assertBuildIsFresh } from "./fresh-build.js";
+export { keySeen, watchForKey } from "./key-probe.js";
 export { listProcesses, natsServersStartedBy, type ProcessEntry, type StartedServer } from "./processes.js";
 export { reapOnSignals } from "./reaper.js";
 export { startTestCluster, startTestServer } from "./servers.js";
