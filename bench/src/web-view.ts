@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { startMesh } from "@mesh/dev-mesh";
 import { composeInspectorGrant } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
+import { keySeen, watchForKey } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { chromium } from "playwright-core";
 
@@ -93,23 +94,10 @@ async function main(): Promise<void> {
       for (let sample = 0; sample < SAMPLES; sample += 1) {
         const key = `all.sample${sample}`;
         await page.getByRole("searchbox").fill(key);
-        await page.evaluate((wanted) => {
-          const seen = () =>
-            Array.from(document.querySelectorAll("main a")).some((link) => link.textContent === wanted);
-          (window as unknown as { keySeen: Promise<number> }).keySeen = new Promise((resolve) => {
-            const observer = new MutationObserver(() => {
-              if (!seen()) return;
-              observer.disconnect();
-              resolve(performance.timeOrigin + performance.now());
-            });
-            observer.observe(document.body, { childList: true, subtree: true });
-          });
-        }, key);
+        await page.evaluate(watchForKey, key);
         const before = Date.now();
         await put(key, { sample });
-        delays.push(
-          Math.round((await page.evaluate(() => (window as unknown as { keySeen: Promise<number> }).keySeen)) - before),
-        );
+        delays.push(Math.round((await page.evaluate(keySeen)) - before));
       }
       delays.sort((a, b) => a - b);
       const at = (q: number) => delays[Math.min(delays.length - 1, Math.floor(q * delays.length))]!;

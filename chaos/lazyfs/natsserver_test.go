@@ -57,16 +57,23 @@ func (s *natsServer) kill() {
 	}
 }
 
-func publish(t *testing.T, ctx context.Context, url string, from, to int) {
+// jetStreamAt connects to the server at url; the caller closes the connection with the returned func.
+func jetStreamAt(t *testing.T, url string) (jetstream.JetStream, func()) {
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
+		nc.Close()
 		t.Fatal(err)
 	}
+	return js, nc.Close
+}
+
+func publish(t *testing.T, ctx context.Context, url string, from, to int) {
+	js, closeConnection := jetStreamAt(t, url)
+	defer closeConnection()
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "LAZY", Subjects: []string{"lazy.>"}, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatal(err)
 	}
@@ -118,15 +125,8 @@ jetstream { store_dir: %q
 	lost = f.LoseUnsynced()
 
 	server = startNatsServer(t, ctx, config, dir)
-	nc, err := nats.Connect(server.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, closeConnection := jetStreamAt(t, server.url)
+	defer closeConnection()
 	stream, err := js.Stream(ctx, "LAZY")
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return -1, lost

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { desiredStreamConfig } from "@mesh/controller-kv";
 import { composeMachineGrant, issueUserCredentials } from "@mesh/grant-composer";
 import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds } from "@nats-io/jwt";
 import { credsAuthenticator } from "@nats-io/nats-core";
@@ -44,7 +44,7 @@ it("a machine's signed .creds connect it, and allow exactly its grant", async ()
     { limits: unlimited, signing_keys: [signing.getPublicKey()] },
     { signer: operator },
   );
-  await using server = await startServer({
+  await using server = await startTestServer({
     config: [
       `operator: ${operatorJwt}`,
       `system_account: ${system.getPublicKey()}`,

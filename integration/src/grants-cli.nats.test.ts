@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { natsServersStartedBy, pollUntil, processRuns } from "@mesh/nats-harness";
+import { pollUntil, processRuns } from "@mesh/local-nats";
+import { natsServersStartedBy } from "@mesh/nats-harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // The CLI's grant commands, run as an operator runs them: the built dist (the test command builds first).

@@ -13,7 +13,7 @@ import {
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
@@ -120,7 +120,7 @@ beforeAll(() => {
 
 describe(`natscli ${NATSCLI_VERSION} on a raised bucket`, () => {
   it("shows what the bundle wrote, and refuses a reader's put", async () => {
-    await using server = await startServer({ config: renderStateAccountConfig({ users: Object.values(users) }) });
+    await using server = await startTestServer({ config: renderStateAccountConfig({ users: Object.values(users) }) });
     const version = await raiseAndWrite(server.url);
 
     const listed = await nats(server.url, "controller", "kv", "ls", "--names");
@@ -186,7 +186,7 @@ describe(`natscli ${NATSCLI_VERSION} with the inspector's context from mesh-stat
   it("reads every command's way with nothing but --context, and is refused a write", async () => {
     if (!existsSync(cliMain))
       throw new Error(`${cliMain} is missing: build the CLI first (pnpm --filter @mesh/cli... build)`);
-    await using server = await startServer({ config: renderStateAccountConfig({ users: Object.values(users) }) });
+    await using server = await startTestServer({ config: renderStateAccountConfig({ users: Object.values(users) }) });
     const version = await raiseAndWrite(server.url);
     const saved = await run(process.execPath, [
       cliMain,

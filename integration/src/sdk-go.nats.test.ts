@@ -1,5 +1,6 @@
 // The Go SDK against the real runtime: Go bundles built from packages/sdk-go, served by runtime-state over
 // their stdio, against a real nats-server with the machine's composed grant — sdk-ts's acceptance scenarios.
+import { bucketValues } from "@mesh/dev-mesh";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildGoBundle, goMesh } from "./sdk-go/go-mesh.js";
 
@@ -31,8 +32,7 @@ describe("sdk-go in real Go bundles, against runtime-state and nats-server", () 
     const mirrored = await mirror.next<{ values: Record<string, unknown>; invalid: number }>();
     expect((await mirror.exited).code).toBe(0);
     const kv = await mesh.kvm.open("mod_sdk-app_mirrored");
-    const bucket: Record<string, unknown> = {};
-    for await (const key of await kv.keys()) bucket[key] = (await kv.get(key))?.json();
+    const bucket = await bucketValues(kv);
     expect(Object.keys(bucket).length).toBeGreaterThan(10);
     expect(mirrored.invalid).toBe(0);
     expect(mirrored.values).toEqual(bucket);

@@ -1,7 +1,7 @@
 // @server-versions supported below-floor — scripts/test.sh runs this file on every pinned nats-server version, below the floor too.
 import { desiredStreamConfig } from "@mesh/controller-kv";
 import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
@@ -22,7 +22,7 @@ function atLeast(version: string, wanted: [number, number, number]): boolean {
 
 describe("the installed nats-server", () => {
   it("keeps every key of a full discard-new bucket only from 2.10.5 on (nats-server#4771)", async () => {
-    await using server = await startServer();
+    await using server = await startTestServer();
     const connection = await connect({ servers: server.url });
     try {
       const version = connection.info!.version;

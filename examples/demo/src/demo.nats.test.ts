@@ -4,7 +4,8 @@
 import { spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { listProcesses, natsServersStartedBy, pollUntil, processRuns } from "@mesh/nats-harness";
+import { pollUntil, processRuns } from "@mesh/local-nats";
+import { listProcesses, natsServersStartedBy } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 
 const DEMO = fileURLToPath(new URL("../dist/demo.js", import.meta.url));

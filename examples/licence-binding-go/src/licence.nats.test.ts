@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -87,7 +87,7 @@ function dev(server: string, module: string, machine: string, args: string[]) {
 
 describe("the licence binding in Go, under mesh-state dev", () => {
   it("agents read their binding at start and follow rotations; a machine that was off reads only the latest", async () => {
-    await using server = await startServer({
+    await using server = await startTestServer({
       config: `accounts { STATE { jetstream: enabled, users: [{ user: admin, password: admin }] } }`,
     });
     const bind = async (machine: string, licence: string) => {
@@ -125,7 +125,7 @@ describe("the licence binding in Go, under mesh-state dev", () => {
   });
 
   it("refuses the token itself: the secret rule, before anything leaves the bundle", async () => {
-    await using server = await startServer({
+    await using server = await startTestServer({
       config: `accounts { STATE { jetstream: enabled, users: [{ user: admin, password: admin }] } }`,
     });
     // A token made here, of a licence token's shape (a signed JWT), never a real one.

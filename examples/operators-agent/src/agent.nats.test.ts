@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { describe, expect, it } from "vitest";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -129,7 +129,7 @@ describe("under mesh-state dev with an embedded server", () => {
 describe("on a shared server, one mesh-state dev per machine", () => {
   it("each machine reads what applies to it at start, follows changes, and stops on Ctrl-C", async () => {
     // An administrator of the state account: with --server, dev's one user raises and serves.
-    await using server = await startServer({
+    await using server = await startTestServer({
       config: `accounts { STATE { jetstream: enabled, users: [{ user: admin, password: admin }] } }`,
     });
     const on = (machine: string) => [

@@ -17,7 +17,7 @@ import { writeFileSync } from "node:fs";
 import { issueBuckets, raise } from "@mesh/controller-kv";
 import { composeControllerGrant, composeMachineGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { reapOnSignals, startServer } from "@mesh/nats-harness";
+import { reapOnSignals, startTestServer } from "@mesh/nats-harness";
 import { createStateService, type HostChannel, mountStateVerbs } from "@mesh/runtime-state";
 import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 import { connect } from "@nats-io/transport-node";
@@ -60,7 +60,7 @@ async function main(): Promise<number> {
     grant: composeMachineGrant({ machine: "m1", assignments: [ONE_CHANNEL_MODULE], catalogue }),
     password: password(),
   };
-  await using server = await startServer({ config: renderStateAccountConfig({ users: [controller, machine] }) });
+  await using server = await startTestServer({ config: renderStateAccountConfig({ users: [controller, machine] }) });
   const connectAs = (user: typeof machine) =>
     connect({ servers: server.url, user: user.grant.user, pass: user.password, inboxPrefix: user.grant.inboxPrefix });
   const controllerConnection = await connectAs(controller);

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type NatsServerHandle, startServer } from "@mesh/nats-harness";
+import type { NatsServerHandle } from "@mesh/local-nats";
+import { startTestServer } from "@mesh/nats-harness";
 import { nkeys } from "@nats-io/nats-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { meshState } from "../test/mesh-state.js";
@@ -29,7 +30,7 @@ describe("users, passwords and nkeys; contexts and the environment", () => {
   writeFileSync(seedFile, new TextDecoder().decode(nkey.getSeed()));
   let server: NatsServerHandle;
   beforeAll(async () => {
-    server = await startServer({
+    server = await startTestServer({
       config: `accounts { STATE { jetstream: enabled, users: [ { user: "u", password: "p" }, { nkey: "${nkey.getPublicKey()}" } ] } }`,
     });
   });
@@ -84,7 +85,7 @@ describe("users, passwords and nkeys; contexts and the environment", () => {
 });
 
 it("--token", async () => {
-  await using server = await startServer({ config: `authorization { token: "s3cret-token" }` });
+  await using server = await startTestServer({ config: `authorization { token: "s3cret-token" }` });
   expect((await plan(["--server", server.url, "--token", "s3cret-token"])).stdout).toMatch(planned);
   expect((await plan(["--server", server.url, "--token", "other"])).stderr).toMatch(/authorization violation/i);
 });
@@ -143,7 +144,7 @@ it("--tlscert, --tlskey and --tlsca, with a CA made for this test", async () => 
   leaf("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
   leaf("client", "extendedKeyUsage=clientAuth\n");
   const file = (name: string) => JSON.stringify(join(tls, name));
-  await using server = await startServer({
+  await using server = await startTestServer({
     config: `tls { cert_file: ${file("server.pem")}, key_file: ${file("server.key")}, ca_file: ${file("ca.pem")}, verify: true }`,
   });
   const url = server.url.replace("nats://", "tls://");

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { reservePorts } from "@mesh/nats-harness";
+import { reservePorts } from "@mesh/local-nats";
 import { afterAll, expect, it } from "vitest";
 import { meshState } from "../test/mesh-state.js";
 

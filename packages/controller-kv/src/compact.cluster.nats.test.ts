@@ -1,7 +1,7 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
-import { startCluster } from "@mesh/nats-harness";
+import { startTestCluster } from "@mesh/nats-harness";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
 import { ADMIN_PROBE, ADMIN_USER, connectAdmin, disposable, manifest } from "../test/support.js";
@@ -16,7 +16,7 @@ const SLOW_CLUSTER_MS = 20_000;
 const COMPACTOR = { grant: composeControllerGrant({ user: "compactor", catalogue }), password: "compactor-secret" };
 
 it("compacts R3 buckets of a three-node cluster: old markers go, values stay, no consumer is left", async () => {
-  await using cluster = await startCluster({
+  await using cluster = await startTestCluster({
     config: renderStateAccountConfig({ users: [COMPACTOR, ADMIN_USER] }),
     placementProbe: ADMIN_PROBE,
   });

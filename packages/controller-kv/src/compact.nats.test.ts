@@ -1,7 +1,7 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
 import { parseCatalogue, streamName } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,12 +24,12 @@ noPulls.permissions.publish.allow = noPulls.permissions.publish.allow.filter(
 const NO_PULLS = { grant: noPulls, password: "no-pulls-secret" };
 const HOUR = 3_600_000;
 
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: Awaited<ReturnType<typeof startTestServer>>;
 let admin: Admin;
 let compactor: NatsConnection;
 
 beforeAll(async () => {
-  server = await startServer({ config: renderStateAccountConfig({ users: [COMPACTOR, NO_PULLS, ADMIN_USER] }) });
+  server = await startTestServer({ config: renderStateAccountConfig({ users: [COMPACTOR, NO_PULLS, ADMIN_USER] }) });
   admin = await connectAdmin(server.url);
   compactor = await login(COMPACTOR);
   await raise({ connection: compactor, catalogue: catalogue.slice(0, 1), replicas: 1 });

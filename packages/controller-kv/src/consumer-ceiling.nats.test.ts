@@ -1,5 +1,5 @@
 import { MESH_CAPS } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { describe, expect, it } from "vitest";
 import { connectAdmin, connectController, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 import { consumerCeiling, maxConsumersUpdatable } from "./consumer-ceiling.js";
@@ -39,7 +39,7 @@ describe("consumer ceiling: sized from the fleet", () => {
   });
 
   it("a raise sets the ceiling from the fleet, updates it where the server allows, else says the bucket must be recreated and keeps every value", async () => {
-    await using server = await startServer({ config: STATE_ACCOUNT_CONFIG });
+    await using server = await startTestServer({ config: STATE_ACCOUNT_CONFIG });
     await using admin = await connectAdmin(server.url);
     const controller = await connectController(server.url);
     try {

@@ -1,6 +1,7 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
+import { pollUntil } from "@mesh/local-nats";
 import type { Manifest } from "@mesh/manifest-schema";
-import { pollUntil, startCluster } from "@mesh/nats-harness";
+import { startTestCluster } from "@mesh/nats-harness";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { expect, it } from "vitest";
 import {
@@ -50,7 +51,7 @@ async function failureOf(attempt: Promise<RaiseReport>): Promise<{ error: Contro
 it("with a node down a raise does what it can, stops at the first timeout, reports exactly what it did not do, and the next completes it", async () => {
   // The two faults below are "a node that leads a bucket's stream is down" and "the meta leader dies in the middle
   // of a raise"; which node leads the meta group differs from run to run, and the cluster tells it (each node's /jsz).
-  await using cluster = await startCluster({ config: STATE_ACCOUNT_CONFIG, placementProbe: ADMIN_PROBE });
+  await using cluster = await startTestCluster({ config: STATE_ACCOUNT_CONFIG, placementProbe: ADMIN_PROBE });
   const urlsBut = (name: string) => cluster.nodes.filter((node) => node.name !== name).map((node) => node.url);
   const metaLeader = () =>
     pollUntil(() => cluster.metaLeader(), {

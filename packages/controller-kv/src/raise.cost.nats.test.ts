@@ -1,11 +1,11 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 import { connectAdmin, connectController, disposable, STATE_ACCOUNT_CONFIG, wideCatalogue } from "../test/support.js";
 import { raise } from "./raise.js";
 
 it("re-raising 300 unchanged buckets takes at most 3 list requests and no write", async () => {
-  await using server = await startServer({ config: STATE_ACCOUNT_CONFIG });
+  await using server = await startTestServer({ config: STATE_ACCOUNT_CONFIG });
   await using admin = await connectAdmin(server.url);
   await using controller = disposable(await connectController(server.url));
   const catalogue = wideCatalogue(30, 10);

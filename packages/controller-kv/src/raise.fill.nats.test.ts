@@ -1,5 +1,5 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { pino } from "pino";
 import { expect, it } from "vitest";
 import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
@@ -7,7 +7,7 @@ import { evictsAtTheEdge, FILL_WARNING_PERCENT } from "./fill.js";
 import { raise } from "./raise.js";
 
 it("reports and warns of every bucket at or above 90 % of its max bytes, as it will be once the raise is done", async () => {
-  await using server = await startServer({ config: STATE_ACCOUNT_CONFIG });
+  await using server = await startTestServer({ config: STATE_ACCOUNT_CONFIG });
   await using admin = await connectAdmin(server.url);
   await using controller = disposable(await connectController(server.url));
   const small = { maxBytes: 4096 };

@@ -1,5 +1,5 @@
 // @server-versions supported below-floor — scripts/test.sh runs this file on every pinned nats-server version, below the floor too.
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 import { connectAdmin, connectController, disposable, manifest, STATE_ACCOUNT_CONFIG } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
@@ -9,7 +9,7 @@ import { SUPPORTED_SERVER_FLOOR, serverDefects } from "./server-floor.js";
 // Both sides of the floor gate, against the server under test: scripts/test.sh runs this file on every pinned
 // version, including the one pinned below the floor (scripts/nats-server-versions.txt).
 it(`raises from nats-server ${SUPPORTED_SERVER_FLOOR} on; below it refuses, unless the caller accepts an unsupported server`, async () => {
-  await using server = await startServer({ config: STATE_ACCOUNT_CONFIG });
+  await using server = await startTestServer({ config: STATE_ACCOUNT_CONFIG });
   await using admin = await connectAdmin(server.url);
   await using controller = disposable(await connectController(server.url));
   const version = controller.info!.version;

@@ -1,6 +1,6 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { ASKS_PER_TIMEOUT } from "@mesh/jetstream-calls";
-import { startCluster } from "@mesh/nats-harness";
+import { startTestCluster } from "@mesh/nats-harness";
 import { type NatsConnection, TimeoutError } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import {
@@ -112,7 +112,7 @@ describe("a raise whose answer is lost on the way back", () => {
 });
 
 it("on a three-node cluster, a create asked again after its stream was made is answered with that stream", async () => {
-  await using cluster = await startCluster({ config: STATE_ACCOUNT_CONFIG, placementProbe: ADMIN_PROBE });
+  await using cluster = await startTestCluster({ config: STATE_ACCOUNT_CONFIG, placementProbe: ADMIN_PROBE });
   await using admin = await connectAdmin(cluster.urls);
   await using controller = disposable(await connectController(cluster.urls));
   const losing = losingFirstAnswer(controller, (subject) => subject.startsWith("$JS.API.STREAM.CREATE."));

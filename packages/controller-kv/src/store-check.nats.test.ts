@@ -1,5 +1,5 @@
 import { renderStateAccountConfig } from "@mesh/grant-composer";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { expect, it } from "vitest";
 import { ADMIN_USER, CONTROLLER_USER, connectAdmin, connectController, manifest } from "../test/support.js";
 import { ControllerKvError } from "./errors.js";
@@ -11,7 +11,7 @@ import { raise } from "./raise.js";
 const MIB = 1024 * 1024;
 
 it("refuses up front, creates nothing and names the shortfall when the buckets do not fit", async () => {
-  await using server = await startServer({
+  await using server = await startTestServer({
     config: renderStateAccountConfig({
       users: [CONTROLLER_USER, ADMIN_USER],
       jetstream: { maxFile: String(100 * MIB) },

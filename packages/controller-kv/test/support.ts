@@ -2,7 +2,7 @@
 // state user and an admin used only to seed and inspect, and an observer of the JetStream API requests.
 import { composeControllerGrant, type Grant, renderStateAccountConfig } from "@mesh/grant-composer";
 import type { Catalogue, Manifest } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -30,13 +30,13 @@ export const STATE_ACCOUNT_CONFIG = renderStateAccountConfig({ users: [CONTROLLE
 /** One server for a test file: started with the state account before its tests, with an admin and a controller
  * connected; all closed after them. Read the fields inside tests (they are set by the file's beforeAll). */
 export function serverForFile(): {
-  readonly server: Awaited<ReturnType<typeof startServer>>;
+  readonly server: Awaited<ReturnType<typeof startTestServer>>;
   readonly admin: Admin;
   readonly controller: NatsConnection;
 } {
-  const file = {} as { server: Awaited<ReturnType<typeof startServer>>; admin: Admin; controller: NatsConnection };
+  const file = {} as { server: Awaited<ReturnType<typeof startTestServer>>; admin: Admin; controller: NatsConnection };
   beforeAll(async () => {
-    file.server = await startServer({ config: STATE_ACCOUNT_CONFIG });
+    file.server = await startTestServer({ config: STATE_ACCOUNT_CONFIG });
     file.admin = await connectAdmin(file.server.url);
     file.controller = await connectController(file.server.url);
   });

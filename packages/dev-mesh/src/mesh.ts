@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { issueBuckets, type RaiseOptions, type RaiseReport, raise } from "@mesh/controller-kv";
+import {
+  issueBuckets,
+  type RaiseOptions,
+  type RaiseReport,
+  raise,
+  type ServerFeatures,
+  serverFeatures,
+} from "@mesh/controller-kv";
 import { composeControllerGrant, composeMachineGrant, type Grant, renderStateAccount } from "@mesh/grant-composer";
 import {
   type ClusterHandle,
@@ -71,6 +78,12 @@ export interface Mesh extends AsyncDisposable {
   config: string;
   /** What controller-kv's raise did; it asserted every bucket, or `startMesh` threw. */
   report: RaiseReport;
+  /**
+   * The server's version (its INFO) and what controller-kv's raise takes it to offer: tests of what a version
+   * changes (sdk-ts's, runtime-state's, below controller-kv's layer) read the gate here, as the raise applies it.
+   */
+  version: string | undefined;
+  features: ServerFeatures;
   credentials(user: MeshUser): Credentials;
   /** A connection as `user` (its password, its inbox prefix), closed with the mesh. `servers`: every node by default. */
   connect(user: MeshUser, options?: ConnectionOptions & { servers?: string | string[] }): Promise<NatsConnection>;
@@ -151,6 +164,7 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
 
   try {
     const controller = await connectAs("controller", { name: "dev-mesh (controller)" });
+    const version = controller.info?.version;
     const report = await raise({
       ...options.raise,
       connection: controller,
@@ -169,6 +183,8 @@ export async function startMesh(options: StartMeshOptions): Promise<Mesh> {
       urls,
       config,
       report,
+      version,
+      features: serverFeatures(version),
       credentials,
       connect: connectAs,
       membership: (module) => ({ module, buckets: issueBuckets({ module, catalogue, raised: report }) }),
@@ -195,4 +211,17 @@ export class MeshRaiseError extends Error {
     super(`the raise did not assert every bucket:\n  ${problems.join("\n  ")}`);
     this.name = "MeshRaiseError";
   }
+}
+
+/** A bucket as read through the NATS client's KV (`Kvm.open`). */
+export interface ReadableBucket {
+  keys(): Promise<AsyncIterable<string>>;
+  get(key: string): Promise<{ json(): unknown } | null>;
+}
+
+/** Every current key of `kv` with its value parsed as JSON: what a mirror of the bucket should equal. */
+export async function bucketValues(kv: ReadableBucket): Promise<Record<string, unknown>> {
+  const values: Record<string, unknown> = {};
+  for await (const key of await kv.keys()) values[key] = (await kv.get(key))?.json();
+  return values;
 }

@@ -1,4 +1,4 @@
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, nuid } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
@@ -8,7 +8,7 @@ import { classifyJetStreamError } from "./classify.js";
 import { JETSTREAM_CODES } from "./codes.js";
 
 // One server for the file: a user who may do anything, and one refused publishes on `forbidden.>`.
-const server = await startServer({
+const server = await startTestServer({
   config: `authorization { users: [
   { user: all, password: all }
   { user: fenced, password: fenced, permissions: { publish: { deny: "forbidden.>" } } }

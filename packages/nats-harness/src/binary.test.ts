@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalNatsError } from "@mesh/local-nats";
 import { afterAll, describe, expect, test } from "vitest";
-import { findNatsServer, NATS_SERVER_IMAGE } from "./binary.js";
+import { findTestNatsServer, NATS_SERVER_IMAGE } from "./binary.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -19,9 +19,9 @@ function noBinary(): { env: NodeJS.ProcessEnv; versionsFile: string } {
   return { env: { MESH_TOOLS_DIR: tools, PATH: "/nonexistent" }, versionsFile };
 }
 
-describe("findNatsServer (the harness's: local-nats's binary, else Docker)", () => {
+describe("findTestNatsServer (the harness's: local-nats's binary, else Docker)", () => {
   test("without a binary or a Docker engine, fails with nats-server-missing and says how to get one", async () => {
-    const error = await findNatsServer({ ...noBinary(), dockerAvailable: async () => false }).then(
+    const error = await findTestNatsServer({ ...noBinary(), dockerAvailable: async () => false }).then(
       () => undefined,
       (caught: unknown) => caught,
     );
@@ -32,12 +32,12 @@ describe("findNatsServer (the harness's: local-nats's binary, else Docker)", () 
   });
 
   test("without a binary, uses the image where a Docker engine answers", async () => {
-    const source = await findNatsServer({ ...noBinary(), dockerAvailable: async () => true });
+    const source = await findTestNatsServer({ ...noBinary(), dockerAvailable: async () => true });
     expect(source).toEqual({ kind: "container", image: NATS_SERVER_IMAGE });
   });
 
   test("a NATS_SERVER_BIN that points nowhere is refused, not replaced by the image", async () => {
-    const error = await findNatsServer({
+    const error = await findTestNatsServer({
       env: { NATS_SERVER_BIN: "/nonexistent/nats-server" },
       dockerAvailable: async () => true,
     }).then(
@@ -48,7 +48,7 @@ describe("findNatsServer (the harness's: local-nats's binary, else Docker)", () 
   });
 
   test("the real Docker probe answers either way without throwing anything else", async () => {
-    const outcome = await findNatsServer(noBinary()).then(
+    const outcome = await findTestNatsServer(noBinary()).then(
       (source) => source.kind,
       (error: unknown) => (error instanceof LocalNatsError ? error.code : error),
     );

@@ -13,7 +13,7 @@ export const NATS_SERVER_IMAGE = "nats:2.10-alpine";
 /** Where a test's nats-server comes from: a local binary, or a container image. */
 export type NatsServerSource = { kind: "binary"; path: string } | { kind: "container"; image: string };
 
-export interface FindNatsServerOptions extends FindBinaryOptions {
+export interface FindTestNatsServerOptions extends FindBinaryOptions {
   /** Whether a Docker engine answers; defaults to asking testcontainers. */
   readonly dockerAvailable?: () => Promise<boolean>;
 }
@@ -22,16 +22,19 @@ export interface FindNatsServerOptions extends FindBinaryOptions {
  * local-nats's binary (NATS_SERVER_BIN, the newest pinned build, PATH), else — for tests only, where a Docker
  * engine answers — the nats image through testcontainers.
  */
-export function findNatsServer(options: FindNatsServerOptions = {}): Promise<NatsServerSource> {
+export function findTestNatsServer(options: FindTestNatsServerOptions = {}): Promise<NatsServerSource> {
   return binaryOrImage(() => findBinary(options), options);
 }
 
-/** `findNatsServer()` for this process's environment (the binary looked up once, by local-nats). */
+/** `findTestNatsServer()` for this process's environment (the binary looked up once, by local-nats). */
 export function defaultNatsServer(): Promise<NatsServerSource> {
   return binaryOrImage(defaultBinary, {});
 }
 
-async function binaryOrImage(binary: () => Promise<string>, options: FindNatsServerOptions): Promise<NatsServerSource> {
+async function binaryOrImage(
+  binary: () => Promise<string>,
+  options: FindTestNatsServerOptions,
+): Promise<NatsServerSource> {
   try {
     return { kind: "binary", path: await binary() };
   } catch (error) {
@@ -46,7 +49,7 @@ async function binaryOrImage(binary: () => Promise<string>, options: FindNatsSer
 }
 
 /** The version nats-server reports, e.g. "2.9.10": the binary's, or the image's. */
-export async function serverVersion(source?: NatsServerSource): Promise<string> {
+export async function testServerVersion(source?: NatsServerSource): Promise<string> {
   const resolved = source ?? (await defaultNatsServer());
   return resolved.kind === "binary"
     ? binaryVersion(resolved.path)

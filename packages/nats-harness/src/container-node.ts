@@ -4,16 +4,17 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import {
+  type ClusterSpec,
   type ConfigParts,
   DEFAULT_LOG_LINES,
   lastLines,
+  type NodeSpec,
   natsGreets,
   pollUntil,
   renderConfig,
   reservePorts,
   type ServerNode,
   STOP_GRACE_MS,
-  type SyncInterval,
 } from "@mesh/local-nats";
 import type { StartedNetwork, StartedTestContainer } from "testcontainers";
 import { NatsHarnessError } from "./errors.js";
@@ -24,14 +25,9 @@ const ROUTE_PORT = 6222;
 const CONFIG_IN_CONTAINER = "/etc/nats/harness.conf";
 const LOG_KEEP = 64 * 1024;
 
-export interface ContainerNodeOptions {
+/** local-nats's node spec, run in a container of `image`. */
+export interface ContainerNodeOptions extends NodeSpec {
   readonly image: string;
-  readonly dir: string;
-  readonly name: string;
-  readonly jetstream: boolean;
-  readonly extraConfig: string | undefined;
-  readonly syncInterval?: SyncInterval;
-  readonly timeoutMs: number;
   readonly cluster?: ConfigParts["cluster"];
   readonly network?: StartedNetwork;
   /** Called after this node's container is removed (the cluster frees its network after the last one). */
@@ -186,15 +182,7 @@ export class ContainerNode implements ServerNode {
 }
 
 /** Cluster nodes on one Docker network, routing to each other by network alias. */
-export async function createContainerCluster(init: {
-  image: string;
-  names: readonly string[];
-  dir: string;
-  name: string;
-  timeoutMs: number;
-  extraConfig: string | undefined;
-  syncInterval?: SyncInterval;
-}): Promise<ServerNode[]> {
+export async function createContainerCluster(init: ClusterSpec & { readonly image: string }): Promise<ServerNode[]> {
   const { Network } = await import("testcontainers");
   const network = await new Network().start();
   let remaining = init.names.length;

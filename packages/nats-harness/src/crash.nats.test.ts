@@ -27,10 +27,10 @@ beforeAll(async () => {
   writeFileSync(
     join(workDir, "crasher.mjs"),
     // A test process: it asks for the signal reaper, as the tests' setup does.
-    `import { reapOnSignals, startServer, startCluster } from "./harness.js";
+    `import { reapOnSignals, startTestServer, startTestCluster } from "./harness.js";
 reapOnSignals();
-const server = await startServer();
-const cluster = await startCluster({ size: 2 });
+const server = await startTestServer();
+const cluster = await startTestCluster({ size: 2 });
 const pids = [server.pid, ...cluster.nodes.map((node) => node.pid)];
 const dirs = [server.configPath, cluster.nodes[0].configPath];
 process.stdout.write(JSON.stringify({ pids, dirs }) + "\\n");

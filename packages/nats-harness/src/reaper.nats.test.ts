@@ -7,9 +7,9 @@ const run = promisify(execFile);
 test("the harness adds no signal handler unless asked: a fresh process starts a server, then asks", async () => {
   // A fresh process (this one's setup already asked): the built harness, as the CLI bundles it.
   const script = `
-    const { startServer, reapOnSignals } = await import(${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)});
+    const { startTestServer, reapOnSignals } = await import(${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)});
     const count = () => ["SIGINT", "SIGTERM", "SIGHUP"].map((signal) => process.listenerCount(signal));
-    const server = await startServer({ jetstream: false });
+    const server = await startTestServer({ jetstream: false });
     const started = count();
     reapOnSignals();
     reapOnSignals();

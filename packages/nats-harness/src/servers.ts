@@ -14,7 +14,7 @@ type Options<T> = Omit<T, "binary" | "createNode" | "createNodes">;
  * local-nats's `startServer` on the binary the harness finds, or — without one, where a Docker engine
  * answers — in a container (loaded with `import()` only then).
  */
-export async function startServer(options: Options<StartServerOptions> = {}): Promise<NatsServerHandle> {
+export async function startTestServer(options: Options<StartServerOptions> = {}): Promise<NatsServerHandle> {
   const source = await defaultNatsServer();
   if (source.kind === "binary") return startLocalServer({ ...options, binary: source.path });
   const { ContainerNode } = await import("./container-node.js");
@@ -22,7 +22,7 @@ export async function startServer(options: Options<StartServerOptions> = {}): Pr
 }
 
 /** local-nats's `startCluster`, on the binary the harness finds or in containers on one Docker network. */
-export async function startCluster(options: Options<StartClusterOptions> = {}): Promise<ClusterHandle> {
+export async function startTestCluster(options: Options<StartClusterOptions> = {}): Promise<ClusterHandle> {
   const source = await defaultNatsServer();
   if (source.kind === "binary") return startLocalCluster({ ...options, binary: source.path });
   const { createContainerCluster } = await import("./container-node.js");

@@ -74,6 +74,8 @@ export async function stateServer(spec: BucketSpec = {}) {
     membership: (module: string) => mesh.membership(module),
     /** The mesh's raise report. */
     report: mesh.report,
+    /** What the raise takes this server to offer (delete markers from 2.11). */
+    features: mesh.features,
     /** The machine's state connection, exactly as the runtime gets it (through `servers` when given: a proxy). */
     machine: (machine: "m1" | "m2", servers: string | string[] = mesh.urls): Promise<NatsConnection> =>
       mesh.connect(machine, { servers, maxReconnectAttempts: -1, reconnectTimeWait: 100 }),

@@ -1,7 +1,9 @@
 // Issue 6's acceptance: real bundle child processes importing the built SDK, served by runtime-state
 // over their stdio, against a real nats-server with the STATE account and a machine's composed grant.
+
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { bucketValues } from "@mesh/dev-mesh";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertDistIsFresh, readmeMembership, realMesh } from "../test/real-mesh.js";
 
@@ -104,8 +106,7 @@ describe("sdk-ts in a real bundle, against runtime-state and nats-server", () =>
     expect(await mirrorBundle.exited).toMatchObject({ code: 0 });
 
     const kv = await mesh.kvm.open("mod_sdk-app_mirrored");
-    const bucket: Record<string, unknown> = {};
-    for await (const key of await kv.keys()) bucket[key] = (await kv.get(key))?.json();
+    const bucket = await bucketValues(kv);
     expect(Object.keys(bucket).length).toBeGreaterThan(10);
     expect(mirrored.invalid).toBe(0);
     expect(mirrored.values).toEqual(bucket);

@@ -1,5 +1,4 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
-import { serverFeatures } from "@mesh/dev-mesh";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assertDistIsFresh, realMesh } from "../test/real-mesh.js";
 
@@ -10,7 +9,7 @@ beforeAll(() => assertDistIsFresh());
 describe("a mirror of a bucket with a ttl, against a real server", () => {
   it("drops an expired key from 2.11 on, and keeps it before", async () => {
     await using mesh = await realMesh();
-    const markers = serverFeatures(mesh.version).deleteMarkers;
+    const markers = mesh.features.deleteMarkers;
     const kv = await mesh.kvm.open("mod_sdk-app_expiring");
     await kv.put("a", JSON.stringify(1));
     const bundle = mesh.bundle("expiry.mjs");

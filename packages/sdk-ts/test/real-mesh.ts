@@ -60,6 +60,8 @@ export async function realMesh() {
     server: mesh.server!,
     /** The server's version, from its INFO. */
     version: adminConnection.info?.version ?? "unknown",
+    /** What the raise takes this server to offer (delete markers from 2.11). */
+    features: mesh.features,
     jsm,
     kvm: new Kvm(adminConnection),
     /** Starts a bundle script from src/fixtures, served by its own runtime-state service. */

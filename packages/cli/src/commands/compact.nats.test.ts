@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { afterEach, expect, it } from "vitest";
@@ -22,7 +22,7 @@ afterEach(() => {
 });
 
 it("compact: --plan removes nothing; then old markers go, values and young markers stay; text and JSON", async () => {
-  await using server = await startServer({ config: CONFIG });
+  await using server = await startTestServer({ config: CONFIG });
   const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
   const dir = mkdtempSync(join(tmpdir(), "mesh-compact-cli-"));
   dirs.push(dir);

@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { listProcesses, pollUntil, processRuns } from "@mesh/nats-harness";
+import { pollUntil, processRuns } from "@mesh/local-nats";
+import { listProcesses } from "@mesh/nats-harness";
 import { afterEach, expect, it } from "vitest";
 import { INHERITED_ENV } from "../bundle-process.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { desiredStreamConfig } from "@mesh/controller-kv";
 import { declaredBuckets, parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
@@ -46,7 +46,7 @@ const forms: [string, () => Promise<string>][] = [
 ];
 
 it.each(forms)("a machine that needs nothing can do nothing, its grant loaded as printed (%s)", async (_, config) => {
-  await using server = await startServer({ config: await config() });
+  await using server = await startTestServer({ config: await config() });
   const admin = await connect({ servers: server.url, user: "admin", pass: "admin" });
   const idle = await connect({ servers: server.url, user: "state-idle", pass: "pw", inboxPrefix: "_INBOX_idle" });
   try {
@@ -98,7 +98,7 @@ it("the inspector, loaded as printed, lists a bucket with ls and cannot write to
     "pw",
   ]);
   expect(printed.code, printed.stderr).toBe(0);
-  await using server = await startServer({
+  await using server = await startTestServer({
     config: printed.stdout.replace("users: [\n", `users: [\n      ${ADMIN},\n`),
   });
   const admin = await connect({ servers: server.url, user: "admin", pass: "admin" });

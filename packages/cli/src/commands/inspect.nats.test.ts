@@ -7,7 +7,7 @@ import {
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { connect } from "@nats-io/transport-node";
 import { expect, it } from "vitest";
@@ -29,7 +29,7 @@ const users: { grant: Grant; password: string }[] = [
 ];
 
 it("ls, get, history and watch read a bucket as a reader machine's user; a stranger is refused", async () => {
-  await using server = await startServer({ config: renderStateAccountConfig({ users }) });
+  await using server = await startTestServer({ config: renderStateAccountConfig({ users }) });
   const connectAs = (user: string, password: string, inboxPrefix: string) =>
     connect({ servers: server.url, user, pass: password, inboxPrefix });
   const controller = await connectAs("controller", "ctl", users[0]!.grant.inboxPrefix);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { composeControllerGrant, renderStateAccountConfig } from "@mesh/grant-composer";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, expect, it } from "vitest";
@@ -15,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, "big.json"), JSON.stringify({ name: "big", state: { one: {}, two: {}, three: {} } }));
 
 it("raise and --plan refuse buckets that do not fit the account's store, and create nothing", async () => {
-  await using server = await startServer({
+  await using server = await startTestServer({
     config: renderStateAccountConfig({
       users: [
         { grant: composeControllerGrant(), password: "pw" },

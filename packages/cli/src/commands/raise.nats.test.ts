@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer } from "@mesh/nats-harness";
+import { startTestServer } from "@mesh/nats-harness";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { afterEach, expect, it } from "vitest";
@@ -25,7 +25,7 @@ function catalogueDir(manifests: Record<string, unknown>): string {
 }
 
 it("raise: plans, creates, updates, prints a table or JSON, and exits 1 on a conflict", async () => {
-  await using server = await startServer({ config: CONFIG });
+  await using server = await startTestServer({ config: CONFIG });
   const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
   const v1 = catalogueDir({
     "agent.json": { name: "agent", state: { "mcp-servers": {}, applied: { history: 5, ttl: "30d" } } },
@@ -93,7 +93,7 @@ it("raise --help has an example; a missing --catalogue is a usage error", async 
 });
 
 it("raise logs to stderr: a line per bucket created or updated, a warning per orphan, conflict and nearly full bucket", async () => {
-  await using server = await startServer({ config: CONFIG });
+  await using server = await startTestServer({ config: CONFIG });
   const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
   type Line = { level: number; msg: string; bucket?: string };
   const logLines = (stderr: string): Line[] =>
@@ -144,7 +144,7 @@ it("raise logs to stderr: a line per bucket created or updated, a warning per or
 });
 
 it("raise --fleet-size and --max-consumers set each bucket's consumer ceiling", async () => {
-  await using server = await startServer({ config: CONFIG });
+  await using server = await startTestServer({ config: CONFIG });
   const auth = ["--server", server.url, "--user", "controller", "--password", "pw"];
   const dir = catalogueDir({ "fleet.json": { name: "fleet", state: { agents: {}, small: {} } } });
   const run = await meshState([

@@ -1,6 +1,7 @@
 import { startMesh } from "@mesh/dev-mesh";
 import { composeInspectorGrant } from "@mesh/grant-composer";
 import { type Manifest, parseCatalogue } from "@mesh/manifest-schema";
+import { keySeen, watchForKey } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -68,19 +69,6 @@ afterAll(async () => {
   await mesh?.[Symbol.asyncDispose]();
 });
 
-/** In the page: `window.keySeen` resolves with the wall-clock time a link named `key` enters the page. */
-function watchForKey(key: string): void {
-  const seen = () => Array.from(document.querySelectorAll("main a")).some((link) => link.textContent === key);
-  (window as unknown as { keySeen: Promise<number> }).keySeen = new Promise((resolve) => {
-    const observer = new MutationObserver(() => {
-      if (!seen()) return;
-      observer.disconnect();
-      resolve(performance.timeOrigin + performance.now());
-    });
-    observer.observe(document.body, { childList: true, subtree: true });
-  });
-}
-
 /** A page that records every console error and uncaught exception. */
 async function openPage(hash = ""): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage();
@@ -116,9 +104,7 @@ it("shows a bucket live: a put appears within 500 ms, a delete disappears, HTML 
   await page.evaluate(watchForKey, "all.search");
   const started = Date.now();
   await put("all.search", { url: "https://search.example" });
-  expect(
-    (await page.evaluate(() => (window as unknown as { keySeen: Promise<number> }).keySeen)) - started,
-  ).toBeLessThan(500);
+  expect((await page.evaluate(keySeen)) - started).toBeLessThan(500);
   expect(await keys.getByRole("row", { name: /all\.search/ }).textContent()).toMatch(
     /changed.*https:\/\/search\.example.*s ago/,
   );

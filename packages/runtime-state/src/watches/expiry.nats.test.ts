@@ -1,5 +1,4 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
-import { serverFeatures } from "@mesh/dev-mesh";
 import { describe, expect, it } from "vitest";
 import { BUCKET, brief, stateServer, until, watchScene } from "../../test/kit.js";
 
@@ -10,7 +9,7 @@ describe("a key expiring by the bucket's ttl, against a real server", () => {
   it("reaches a watch as a delete from 2.11 on, and is silent before", async () => {
     await using nats = await stateServer({ ttl: "2s" });
     const version = nats.admin.info!.version;
-    const markers = serverFeatures(version).deleteMarkers;
+    const markers = nats.features.deleteMarkers;
     const t = await watchScene(nats);
     await t.put("a", 1);
     const id = await t.watch();

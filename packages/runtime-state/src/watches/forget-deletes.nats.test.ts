@@ -1,5 +1,4 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
-import { serverFeatures } from "@mesh/dev-mesh";
 import { describe, expect, it } from "vitest";
 import { BUCKET, brief, stateServer, until, watchScene } from "../../test/kit.js";
 
@@ -10,7 +9,7 @@ describe("a delete in a bucket declaring forgetDeletes, against a real server", 
   it("reads and watches as a delete; from 2.11 the marker expires and nothing of the key is left", async () => {
     await using nats = await stateServer({ history: 5, forgetDeletes: "1s" });
     const version = nats.admin.info!.version;
-    const supported = serverFeatures(version).deleteMarkers;
+    const supported = nats.features.deleteMarkers;
     const membership = nats.membership("notes-app");
     expect(membership.buckets.notes?.forgetDeletes, `nats-server ${version}`).toEqual(
       supported ? { afterSeconds: 1 } : undefined,
