@@ -105,9 +105,6 @@ it("test code is only ever a dev dependency: nothing that ships depends on it", 
   expect(breaches).toEqual([]);
 });
 
-/** Not yet switched to @mesh/jetstream-calls: runtime-state keeps its nats-failures.ts until its move lands (issue 39). */
-const OWN_CALL_POLICY = ["@mesh/runtime-state"];
-
 it("one JetStream call policy: every product package that uses the JetStream client takes it from jetstream-calls, on layer 0", () => {
   expect(readLayers().get("jetstream-calls")).toBe(0);
   const breaches = manifests()
@@ -120,5 +117,5 @@ it("one JetStream call policy: every product package that uses the JetStream cli
     .filter((manifest) => Object.hasOwn(manifest.dependencies ?? {}, "@nats-io/jetstream"))
     .filter((manifest) => !Object.hasOwn(manifest.dependencies ?? {}, "@mesh/jetstream-calls"))
     .map((manifest) => manifest.name);
-  expect(breaches).toEqual(OWN_CALL_POLICY);
+  expect(breaches).toEqual([]);
 });

@@ -1,6 +1,7 @@
+import { systemClock } from "@mesh/jetstream-calls";
 import { streamName } from "@mesh/manifest-schema";
 import { DEFAULT_LIMITS } from "@mesh/runtime-state";
-import { BucketClient, ConsumerReader, type ReaderStart, systemClock } from "@mesh/runtime-state/internal";
+import { BucketClient, ConsumerReader, type ReaderStart } from "@mesh/runtime-state/internal";
 import { JetStreamApiError, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";

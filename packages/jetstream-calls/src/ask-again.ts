@@ -1,10 +1,14 @@
 import { isNoResponders, isUnanswered } from "./classify.js";
 import type { CallClock } from "./types.js";
 
-/** Real time, for a caller that injects no clock. */
-export const systemClock: CallClock = {
+/**
+ * Real time, for a caller that injects no clock; monotonic, as every use is a span of time. It can also cancel a
+ * timer it set, so a caller that keeps timers of its own (the runtime's readers and watches) uses this one too.
+ */
+export const systemClock: CallClock & { clearTimeout(handle: unknown): void } = {
   now: () => performance.now(),
   setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
 /** How many times, at most, `askAgainIfUnanswered` asks within one timeout. */

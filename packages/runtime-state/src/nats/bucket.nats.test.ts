@@ -1,7 +1,7 @@
+import { isNoResponders } from "@mesh/jetstream-calls";
 import { describe, expect, it } from "vitest";
 import { OTHER_BUCKET, stateServer } from "../../test/kit.js";
 import { BucketClient, isoMillis } from "./bucket.js";
-import { isNoResponders } from "./failures.js";
 
 // A write that finds no server answering for the bucket's stream (just created in a cluster, or electing a
 // leader) stored nothing, so the client sends it again within a budget; a stream that never comes refuses.

@@ -1,18 +1,18 @@
+import {
+  askAgainIfUnanswered,
+  classifyJetStreamError,
+  isApiError,
+  JETSTREAM_CODES,
+  NO_RESPONDERS_BUDGET_MS,
+  sendAgainIfNoResponders,
+  systemClock,
+} from "@mesh/jetstream-calls";
 import { isDeletionMarker, KV_OPERATION_HEADER, streamName } from "@mesh/manifest-schema";
 import type { WireEntry as Entry } from "@mesh/state-protocol";
 import { headers, type NatsConnection } from "@nats-io/nats-core";
-import { systemClock } from "../clock.js";
 import { DEFAULT_LIMITS } from "../limits.js";
 import { decodeValue, EntryAnswer } from "../wire/stored-json.js";
 import { NotConsistent, WrongRevision } from "./errors.js";
-import {
-  askAgainIfUnanswered,
-  classifyNatsError,
-  isApiError,
-  JETSTREAM_CODES,
-  NO_RESPONDERS_RETRY_MS,
-  sendUntilAnswered,
-} from "./failures.js";
 import { ReadFloor } from "./read-floor.js";
 import {
   type DirectMessage,
@@ -75,7 +75,7 @@ function answerOf(key: string, message: DirectMessage | null): EntryAnswer | nul
 export interface BucketClientOptions {
   /** How long a get, put or delete waits for its answer (`requestTimeoutMs`). */
   timeoutMs?: number;
-  /** How long a write that found no responder is tried again (`NO_RESPONDERS_RETRY_MS`; 0: never). */
+  /** How long a write that found no responder is tried again (`NO_RESPONDERS_BUDGET_MS`; 0: never). */
   noRespondersRetryMs?: number;
   /** Called before each such retry, with the attempt that failed (1 for the first). */
   onNoResponders?: (attempt: number) => void;
@@ -101,7 +101,7 @@ export class BucketClient {
     this.stream = streamName(bucket);
     this.connection = connection;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_LIMITS.requestTimeoutMs;
-    this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
+    this.noRespondersRetryMs = options.noRespondersRetryMs ?? NO_RESPONDERS_BUDGET_MS;
     this.onNoResponders = options.onNoResponders;
     this.forgetDeletesAfterSeconds = options.forgetDeletesAfterSeconds;
     this.floor = new ReadFloor(options.floor?.exactKeys, options.floor?.sketchSlots);
@@ -196,11 +196,12 @@ export class BucketClient {
     const ask = (timeoutMs: number) => leaderGetLastReply(this.connection, this.stream, subject, timeoutMs);
     return askAgainIfUnanswered(ask, this.timeoutMs, systemClock, (reply) => read(leaderMessageOf(reply))).catch(
       (error: unknown) => {
-        const failure = classifyNatsError(error);
+        const failure = classifyJetStreamError(error);
         const noLeader =
-          failure.kind === "unavailable" ||
+          failure.kind === "timeout" ||
+          failure.kind === "connection-closed" ||
           failure.kind === "no-responders" ||
-          (failure.kind === "api" && failure.code === JETSTREAM_CODES.clusterUnavailable);
+          (failure.kind === "api-error" && failure.code === JETSTREAM_CODES.clusterNotAvailable);
         if (!noLeader) throw error;
         throw new NotConsistent(
           `the leader of stream ${this.stream} did not answer within ${this.timeoutMs} ms (none known: one is being elected, or this server is cut off from it)`,
@@ -314,6 +315,6 @@ export class BucketClient {
   /** Publishes, sending again while no server answers for the stream (nothing stored), within the budget. */
   private publishUntilAnswered(subject: string, data: Uint8Array, header?: ReturnType<typeof headers>) {
     const send = () => publishToStream(this.connection, subject, data, { timeoutMs: this.timeoutMs, headers: header });
-    return sendUntilAnswered(send, this.noRespondersRetryMs, this.onNoResponders, systemClock);
+    return sendAgainIfNoResponders(send, this.noRespondersRetryMs, this.onNoResponders, systemClock);
   }
 }

@@ -1,8 +1,8 @@
+import { systemClock } from "@mesh/jetstream-calls";
 import { streamName } from "@mesh/manifest-schema";
 import type { ConsumerConfig } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
 import { BUCKET, stateServer } from "../../test/kit.js";
-import { systemClock } from "../clock.js";
 import { DEFAULT_LIMITS } from "../limits.js";
 import { ConsumerLost } from "./errors.js";
 import { ConsumerReader, type ReaderOptions } from "./reader.js";

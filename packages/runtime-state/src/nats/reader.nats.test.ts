@@ -1,9 +1,9 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
 import { createServer, type Server, Socket } from "node:net";
+import { systemClock } from "@mesh/jetstream-calls";
 import { streamName } from "@mesh/manifest-schema";
 import { describe, expect, it } from "vitest";
 import { BUCKET, capturingLogger, ownerMembership, stateServer } from "../../test/kit.js";
-import { systemClock } from "../clock.js";
 import { resolveLimits } from "../limits.js";
 import { createStateService } from "../verbs/service.js";
 import { ConsumerReader, type PulledMessage } from "./reader.js";

@@ -1,3 +1,11 @@
+import {
+  askAgainIfUnanswered,
+  isApiError,
+  JETSTREAM_CODES,
+  NO_RESPONDERS_BUDGET_MS,
+  noRespondersPause,
+  sendAgainIfNoResponders,
+} from "@mesh/jetstream-calls";
 import { isDeletionMarker } from "@mesh/manifest-schema";
 import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
@@ -5,14 +13,6 @@ import { createInbox, type Msg, type NatsConnection, nanos, nuid, type Subscript
 import type { Logger } from "pino";
 import type { Clock, StateLimits } from "../types.js";
 import { ConsumerLost } from "./errors.js";
-import {
-  askAgainIfUnanswered,
-  isApiError,
-  JETSTREAM_CODES,
-  NO_RESPONDERS_RETRY_MS,
-  noRespondersPause,
-  sendUntilAnswered,
-} from "./failures.js";
 import { jetStreamAnswer } from "./requests.js";
 
 /**
@@ -51,7 +51,7 @@ export interface ReaderOptions {
   limits: StateLimits;
   clock: Clock;
   /**
-   * How long a create or a pull that found no responder is sent again (`NO_RESPONDERS_RETRY_MS`; 0: never). A
+   * How long a create or a pull that found no responder is sent again (`NO_RESPONDERS_BUDGET_MS`; 0: never). A
    * fresh R3 stream or consumer is not yet served on every server: the request reached no one, nothing was made
    * or delivered, so sending it again is safe; after the budget the create fails and the pull is a lost consumer.
    */
@@ -144,8 +144,8 @@ export class ConsumerReader {
         limits.requestTimeoutMs,
         this.options.clock,
       );
-    const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
-    const creating = sendUntilAnswered(create, budgetMs, this.options.onNoResponders, this.options.clock);
+    const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_BUDGET_MS;
+    const creating = sendAgainIfNoResponders(create, budgetMs, this.options.onNoResponders, this.options.clock);
     this.creating = creating;
     try {
       const info = await creating;
@@ -370,7 +370,7 @@ export class ConsumerReader {
    */
   private pullAgainLater(): boolean {
     const { clock } = this.options;
-    const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_RETRY_MS;
+    const budgetMs = this.options.noRespondersRetryMs ?? NO_RESPONDERS_BUDGET_MS;
     const now = clock.now();
     const unanswered = this.unanswered ?? { attempts: 0, sinceMs: now };
     unanswered.attempts += 1;

@@ -1,4 +1,5 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
+import { classifyJetStreamError, JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import {
   ClosedConnectionError,
@@ -10,7 +11,6 @@ import {
 } from "@nats-io/nats-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUCKET, stateServer } from "../../test/kit.js";
-import { classifyNatsError, JETSTREAM_CODES } from "./failures.js";
 import { directGetLastReply, directMessageOf, publishToStream, request } from "./requests.js";
 
 const encoder = new TextEncoder();
@@ -21,7 +21,7 @@ const directGetLast = (...args: Parameters<typeof directGetLastReply>) =>
   directGetLastReply(...args).then(directMessageOf);
 
 // The runtime's own request path (requests.ts), against a real server: answers reach their caller, and each
-// failure is the nats.js class that classifyNatsError sorts.
+// failure is the nats.js class that classifyJetStreamError sorts.
 describe("the runtime's requests", () => {
   let nats: Awaited<ReturnType<typeof stateServer>>;
   beforeAll(async () => {
@@ -61,7 +61,7 @@ describe("the runtime's requests", () => {
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(classifyNatsError(error).kind).toBe("unavailable");
+    expect(classifyJetStreamError(error).kind).toBe("timeout");
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     const reply = await request(nats.admin, "test.echo", encoder.encode("after"), { timeoutMs: 2_000 });
     expect(text(reply.data)).toBe("after");
@@ -72,7 +72,7 @@ describe("the runtime's requests", () => {
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(NoRespondersError);
-    expect(classifyNatsError(error).kind).toBe("no-responders");
+    expect(classifyJetStreamError(error).kind).toBe("no-responders");
   });
 
   it("rejects a publish the grant refuses with PermissionViolationError, well before the timeout", async () => {
@@ -85,7 +85,11 @@ describe("the runtime's requests", () => {
         directGetLast(reader, `KV_${BUCKET}`, `$KV.${BUCKET}.absent`, 5_000),
       ]);
       expect(refused).toBeInstanceOf(PermissionViolationError);
-      expect(classifyNatsError(refused)).toEqual({ kind: "denied", subject: `$KV.${BUCKET}.a` });
+      expect(classifyJetStreamError(refused)).toEqual({
+        kind: "permission",
+        subject: `$KV.${BUCKET}.a`,
+        operation: "publish",
+      });
       expect(performance.now() - started).toBeLessThan(1_000);
       // The same connection's allowed request beside it was answered.
       expect(read).toBeNull();
@@ -103,7 +107,7 @@ describe("the runtime's requests", () => {
     await connection.close();
     const error = await pending;
     expect(error).toBeInstanceOf(ClosedConnectionError);
-    expect(classifyNatsError(error).kind).toBe("unavailable");
+    expect(classifyJetStreamError(error).kind).toBe("connection-closed");
     await expect(request(connection, "test.echo", encoder.encode("x"), { timeoutMs: 1_000 })).rejects.toBeInstanceOf(
       ClosedConnectionError,
     );
@@ -131,7 +135,10 @@ describe("the runtime's requests", () => {
         headers: expect99,
       }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(JetStreamApiError);
-      expect(classifyNatsError(error)).toMatchObject({ kind: "api", code: JETSTREAM_CODES.wrongLastSequence });
+      expect(classifyJetStreamError(error)).toMatchObject({
+        kind: "api-error",
+        code: JETSTREAM_CODES.wrongLastSequence,
+      });
       const stored = await directGetLast(writer, `KV_${BUCKET}`, subject, 2_000);
       expect(stored).toMatchObject({ subject, seq: first });
       expect(text(stored!.data)).toBe("1");

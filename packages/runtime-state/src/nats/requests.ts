@@ -18,7 +18,7 @@ import {
  * `RequestError("cancelled")`, stack and all, after every successful reply (a fifth of the runtime's CPU at
  * 64 requests in flight); this path builds an Error only for a failure. Failures are the classes nats.js
  * gives (TimeoutError, NoRespondersError, PermissionViolationError, ClosedConnectionError,
- * DrainingConnectionError, JetStreamApiError), so `classifyNatsError` sorts them as before.
+ * DrainingConnectionError, JetStreamApiError), so `classifyJetStreamError` (@mesh/jetstream-calls) sorts them as before.
  */
 
 interface Pending {

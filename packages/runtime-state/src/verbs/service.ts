@@ -1,3 +1,4 @@
+import { systemClock } from "@mesh/jetstream-calls";
 import { parseMembership } from "@mesh/manifest-schema";
 import {
   type Consistency,
@@ -12,7 +13,6 @@ import { JsonRpcError } from "@mesh/state-protocol/jsonrpc";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { type Logger, pino } from "pino";
-import { systemClock } from "../clock.js";
 import { resolveLimits } from "../limits.js";
 import { BucketClient } from "../nats/bucket.js";
 import { refusalFromNats } from "../nats/failures.js";

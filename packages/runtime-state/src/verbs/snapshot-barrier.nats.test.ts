@@ -1,9 +1,10 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
+
+import { systemClock } from "@mesh/jetstream-calls";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { BUCKET, brief, type SeenEvent, stateServer, until } from "../../test/kit.js";
-import { systemClock } from "../clock.js";
 import { resolveLimits } from "../limits.js";
 import { BucketClient } from "../nats/bucket.js";
 import { ConsumerReader, type ReaderStart } from "../nats/reader.js";

@@ -1,4 +1,5 @@
 // @server-versions supported — scripts/test.sh runs this file on every pinned nats-server version.
+import { ASKS_PER_TIMEOUT } from "@mesh/jetstream-calls";
 import { describe, expect, it } from "vitest";
 import {
   brief,
@@ -10,7 +11,6 @@ import {
   untilReconnected,
   watchScene,
 } from "../../test/kit.js";
-import { UNANSWERED_ATTEMPTS } from "../nats/failures.js";
 import { createStateService } from "../verbs/service.js";
 
 async function setup() {
@@ -123,7 +123,7 @@ describe("a recreate that NATS never answers (a consumer placed on a dead peer)"
     expect(log.slice(0, 7)).toEqual([
       "create 1",
       "create 2",
-      ...Array.from({ length: UNANSWERED_ATTEMPTS - 1 }, () => "the same create again"),
+      ...Array.from({ length: ASKS_PER_TIMEOUT - 1 }, () => "the same create again"),
       "delete of the unanswered one",
       "create 3 (the delete still unanswered)",
     ]);

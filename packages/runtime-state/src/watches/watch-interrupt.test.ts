@@ -1,6 +1,6 @@
+import { systemClock } from "@mesh/jetstream-calls";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { systemClock } from "../clock.js";
 import { resolveLimits } from "../limits.js";
 import type { ConsumerReader } from "../nats/reader.js";
 import { Watch } from "./watch.js";

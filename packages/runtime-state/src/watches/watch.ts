@@ -1,8 +1,8 @@
+import { classifyJetStreamError, JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import type { WatchEndReason, WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import { sleep } from "../clock.js";
 import { ConsumerLost } from "../nats/errors.js";
-import { classifyNatsError, JETSTREAM_CODES } from "../nats/failures.js";
 import type { ConsumerReader, PulledMessage, ReaderOptions, ReaderStart } from "../nats/reader.js";
 import type { DeliverWatchEvents } from "../types.js";
 import { StoredPutEvent } from "../wire/stored-events.js";
@@ -415,16 +415,13 @@ export class Watch implements OpenWatch {
         for (const orphan of this.undeleted.splice(0)) this.forget(orphan);
         return true;
       } catch (error) {
-        const failure = classifyNatsError(error);
+        const failure = classifyJetStreamError(error);
         logger.info({ watch: this.id, attempt: attempt + 1, kind: failure.kind }, "watch recovery attempt failed");
-        if (failure.kind === "denied") {
-          await this.end(
-            "denied",
-            `the NATS server refused to recreate the watch's consumer: ${failure.subject ?? ""}`,
-          );
+        if (failure.kind === "permission") {
+          await this.end("denied", `the NATS server refused to recreate the watch's consumer: ${failure.subject}`);
           return false;
         }
-        if (failure.kind === "api" && failure.code === JETSTREAM_CODES.streamNotFound) {
+        if (failure.kind === "api-error" && failure.code === JETSTREAM_CODES.streamNotFound) {
           await this.end("bucket-missing", `bucket ${this.options.bucket} no longer exists on the server`);
           return false;
         }
