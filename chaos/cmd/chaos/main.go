@@ -397,7 +397,7 @@ func run(ctx context.Context, o options) (code int, err error) {
 		return 2, err
 	}
 	verdicts := check.All(ops, check.Options{LinearizabilityTimeout: time.Minute, DeadlineSlack: time.Second})
-	verdicts = append(verdicts, finalReadsVerdict(ops), leftBehindVerdict(leftovers))
+	verdicts = append(verdicts, workloadVerdict(ops, string(doneRaw)), finalReadsVerdict(ops), leftBehindVerdict(leftovers))
 	fmt.Printf("\nverdicts (seed %d, nats-server %s, classes %s):\n", o.seed, o.bin, strings.Join(o.classes, ","))
 	for _, v := range verdicts {
 		line := "  " + v.String()
@@ -489,6 +489,51 @@ func leftBehind(prefix string, mounts []string, pids []int) []string {
 
 // finalReadsVerdict: every key with an acknowledged write has a final read. Without one the durability
 // and convergence checkers would skip the key, and a bucket lost whole (every read refused) would pass.
+// workloadVerdict refuses a run whose workload did not do its work (a bundle that crashed at start, a history
+// with no acknowledged write, no final read or no watch event): every other checker passes such a run vacuously.
+// It is never a known finding: a run that did nothing proves nothing.
+func workloadVerdict(ops []history.Op, doneRaw string) check.Verdict {
+	var done struct {
+		Writers       []json.RawMessage `json:"writers"`
+		ConvergenceMs []json.RawMessage `json:"convergenceMs"`
+	}
+	var problems []string
+	if err := json.Unmarshal([]byte(doneRaw), &done); err != nil {
+		problems = append(problems, "the workload's summary is not JSON: "+err.Error())
+	}
+	for i, w := range done.Writers {
+		if string(w) == "null" {
+			problems = append(problems, fmt.Sprintf("writer %d did not finish (see workload.log)", i))
+		}
+	}
+	for i, v := range done.ConvergenceMs {
+		if string(v) == "null" {
+			problems = append(problems, fmt.Sprintf("viewer %d did not converge or did not run (see workload.log)", i))
+		}
+	}
+	writes, finals, events := 0, 0, 0
+	for _, op := range ops {
+		switch {
+		case op.IsWrite() && op.Outcome == history.OK:
+			writes++
+		case op.Final && op.Outcome == history.OK:
+			finals++
+		case op.Kind == history.WatchEvent:
+			events++
+		}
+	}
+	for what, n := range map[string]int{"acknowledged writes": writes, "final strong reads": finals, "watch events": events} {
+		if n == 0 {
+			problems = append(problems, "the history holds no "+what)
+		}
+	}
+	sort.Strings(problems)
+	if len(problems) == 0 {
+		return check.Verdict{Checker: "workload-ran", Status: check.Pass}
+	}
+	return check.Verdict{Checker: "workload-ran", Status: check.Violation, Details: problems}
+}
+
 func finalReadsVerdict(ops []history.Op) check.Verdict {
 	written, read := map[string]bool{}, map[string]bool{}
 	for _, op := range ops {

@@ -10,7 +10,7 @@
 //   {exit: true}
 import { openSync, writeSync } from "node:fs";
 import { connect } from "@mesh/sdk-ts";
-import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol";
+import { JsonRpcPeer, NdjsonLineReader } from "@mesh/state-protocol/jsonrpc";
 
 const BUCKET = "items";
 // One JSON-RPC peer on stdio, lent to the SDK: the SDK's verbs and the reads the SDK cannot ask for yet (a

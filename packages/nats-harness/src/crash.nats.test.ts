@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 let workDir = "";
 
 beforeAll(async () => {
-  workDir = mkdtempSync(join(tmpdir(), "mesh-nats-crash-test-"));
+  // Inside the package's node_modules, so the bundle finds the NATS client it leaves external (consumerNames imports it).
+  workDir = mkdtempSync(join(fileURLToPath(new URL("../node_modules/", import.meta.url)), ".crash-test-"));
   await build({
     config: false,
     entry: { harness: fileURLToPath(new URL("./index.ts", import.meta.url)) },
