@@ -4,7 +4,10 @@ import type { RaiseReport } from "./types.js";
 export type ControllerKvErrorCode =
   /** The options or the catalogue cannot be used: a bad replica count, an invalid manifest, a module twice. */
   | "bad-options"
-  /** The server refused or did not answer a request that the whole raise depends on (listing the buckets). */
+  /**
+   * The server refused or did not answer a request that the whole raise depends on (listing the buckets, the
+   * store limits), or the cluster was not ready within `waitMs`: nothing was changed by that try.
+   */
   | "unavailable"
   /** The controller's state user may not do what the raise (or the compaction) needs. */
   | "denied"
@@ -13,7 +16,10 @@ export type ControllerKvErrorCode =
    * compaction: some buckets were not finished; `compaction.failed` names them.
    */
   | "incomplete"
-  /** The buckets to create do not fit the account's file store: nothing was created; `report.storeShortfall` says by how much. */
+  /**
+   * The buckets to create do not fit the account's file store (`report.storeShortfall`) or the servers' own
+   * (`report.serverShortfall`, with `monitorUrls`): nothing was created; the report says by how much, and where.
+   */
   | "no-storage"
   /** The server is below the supported floor (SUPPORTED_SERVER_FLOOR) and the caller did not opt in. */
   | "server-below-floor"
