@@ -11,6 +11,8 @@ export type ControllerKvErrorCode =
   | "unavailable"
   /** The controller's state user may not do what the raise (or the compaction) needs. */
   | "denied"
+  /** The credentials are of a user whose account has no JetStream: not the state account (err_code 10039). Nothing was changed. */
+  | "wrong-account"
   /**
    * Some creates or updates failed; `report` holds what was done and `report.failed` what was not. Of a
    * compaction: some buckets were not finished; `compaction.failed` names them.

@@ -163,7 +163,7 @@ function checkWait(value: number | undefined): number {
 
 /**
  * Why a failed try says the cluster is not ready yet, or undefined when it failed for another reason. Not
- * ready: JetStream could not answer (no meta leader: a timeout, no responders, 503), the meta group seen on the
+ * ready: JetStream could not answer (no meta leader: a timeout, 503), the meta group seen on the
  * monitoring endpoints is too small, or every create that failed was refused for lack of peers (10005).
  */
 function notReadyReason(error: unknown): string | undefined {
@@ -173,10 +173,7 @@ function notReadyReason(error: unknown): string | undefined {
   const { failed } = error.report;
   const lacking = failed.filter((failure) => failure.serverCode === JETSTREAM_CODES.clusterNoPeers);
   const unanswered = failed.filter(
-    (failure) =>
-      failure.failure === "timeout" ||
-      failure.failure === "no-responders" ||
-      failure.serverCode === JETSTREAM_CODES.clusterNotAvailable,
+    (failure) => failure.failure === "timeout" || failure.serverCode === JETSTREAM_CODES.clusterNotAvailable,
   );
   if (lacking.length + unanswered.length !== failed.length) return undefined;
   if (lacking.length > 0)
@@ -186,9 +183,11 @@ function notReadyReason(error: unknown): string | undefined {
 
 function notReadyCause(cause: unknown): string | undefined {
   if (cause instanceof NotReadyError) return cause.message;
-  if (!jetStreamCannotAnswer(cause)) return undefined;
+  // No responders is not a young cluster: a server with JetStream answers even without a meta leader (503),
+  // so nobody listening means JetStream is off for this account (a user of another account?).
+  if (!jetStreamCannotAnswer(cause) || (cause as ApiRequestError).failure === "no-responders") return undefined;
+  if ((cause as ApiRequestError).serverCode === JETSTREAM_CODES.notEnabledForAccount) return undefined;
   const failure = (cause as ApiRequestError).failure;
-  if (failure === "no-responders") return "no JetStream answered (no meta leader yet?)";
   if (failure === "timeout") return "JetStream did not answer in time (no meta leader yet?)";
   return "JetStream is temporarily unavailable (503: no meta leader)";
 }
@@ -347,8 +346,9 @@ async function listBuckets(api: JetStreamApi): Promise<{ existing: Map<string, S
     listing = await api.listStreams();
   } catch (error) {
     const denied = error instanceof ApiRequestError && error.failure === "denied";
+    const elsewhere = error instanceof ApiRequestError && error.serverCode === JETSTREAM_CODES.notEnabledForAccount;
     throw new ControllerKvError(
-      denied ? "denied" : "unavailable",
+      denied ? "denied" : elsewhere ? "wrong-account" : "unavailable",
       `cannot list the buckets, so nothing was changed: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
