@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { composeControllerGrant, renderStateAccount } from "@mesh/grant-composer";
 import { reservePorts, startCluster, startServer } from "@mesh/nats-harness";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -9,6 +10,7 @@ import { connect } from "@nats-io/transport-node";
 import { afterAll, expect, it } from "vitest";
 import { meshState } from "../../test/mesh-state.js";
 import { ADMIN_GRANT } from "../../test/state-users.js";
+import { command } from "./raise.js";
 
 // Issue 40, deliverable 5: bad input is named as such, well within the connect timeout, and nothing is created.
 // Each failure prints what happened, what was changed and what to do; --json prints it as `{"error": {...}}`.
@@ -128,4 +130,24 @@ it("--wait 0 fails at once on a cluster that cannot place the buckets, with the 
     /^the cluster is not ready: fewer servers can take a bucket than its replicas \(err_code 10005, 1 bucket\) \(wait for it/,
   );
   expect(result.stderr).not.toMatch(/waiting for the cluster/);
+
+  // On a terminal, --wait prints a line per try, then the failure with what it saw.
+  const terminal = Object.assign(new PassThrough(), { isTTY: true });
+  let printed = "";
+  terminal.on("data", (chunk: Buffer) => {
+    printed += chunk.toString();
+  });
+  const code = await command.run(
+    [
+      ...["--catalogue", catalogue, "--server", cluster.urls.join(","), "--user", "controller", "--password", "pw"],
+      ...["--replicas", "5", "--wait", "3", "--log-level", "silent"],
+    ],
+    { stdout: new PassThrough(), stderr: terminal, env: {}, cwd: dir },
+  );
+  expect(code).toBe(1);
+  expect(printed).toMatch(
+    /^waiting for the cluster \(0 of 3 s\): fewer servers can take a bucket than its replicas \(err_code 10005, 1 bucket\)\nwaiting for the cluster \(1 of 3 s\): /,
+  );
+  expect(printed).toMatch(/mesh-state raise: waited \d s for the cluster, it was still not ready: fewer servers/);
+  expect(printed).toMatch(/ {2}changed: nothing was changed\n {2}to do: the report lists what was done/);
 });

@@ -115,7 +115,7 @@ export const command: Command = {
         }),
       (error) => error.report,
     );
-    const described = failure ? describeFailure(failure) : undefined;
+    const described = failure ? { ...describeFailure(failure), changed: changedBy(report) } : undefined;
     const printed = described ? { ...report, error: described } : report;
     io.stdout.write(values.json ? `${JSON.stringify(printed, null, 2)}\n` : formatReport(report, server.server ?? ""));
     if (described) io.stderr.write(formatFailure("raise", described));
@@ -123,6 +123,12 @@ export const command: Command = {
     return problems > 0 || report.storeShortfall || report.serverShortfall ? EXIT.failed : EXIT.ok;
   },
 };
+
+/** What a raise that failed with a report changed: what it created or updated; a create with no answer may be made. */
+function changedBy(report: RaiseReport): "nothing" | "partly" | "unknown" {
+  if (!report.plan && report.created.length + report.updated.length > 0) return "partly";
+  return report.failed.some((failure) => failure.failure === "timeout") ? "unknown" : "nothing";
+}
 
 function isTerminal(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
