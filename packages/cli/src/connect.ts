@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { controllerInboxPrefix } from "@mesh/grant-composer";
 import type { Authenticator, ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
-import { credsAuthenticator, nkeyAuthenticator } from "@nats-io/nats-core";
+import { AuthorizationError, ConnectionError, credsAuthenticator, nkeyAuthenticator } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { loadNatsContext } from "./nats-context.js";
 import { UsageError } from "./types.js";
@@ -132,22 +132,48 @@ export async function connectAsController(
   return connectToServer({ ...server, inboxPrefix }, name, {}, env);
 }
 
+/** Why no server took the connection: nothing listening there, the credentials refused, or TLS not agreed. */
+export type ConnectFailure = "server-unreachable" | "auth-failed" | "tls-mismatch";
+
 /**
  * No server of the list took the connection. The message names every server and what was tried: the client
- * tries each server of the list once on a first connect, and gives up.
+ * tries each server of the list once on a first connect, and gives up. `reason` says which of the three it
+ * was, from the client's error class (the TLS cases from Node's certificate codes and nats.js's one message).
  */
 export class ServerUnreachableError extends Error {
   readonly code = "server-unreachable";
+  readonly reason: ConnectFailure;
+  readonly advice: string;
   constructor(
     readonly servers: readonly string[],
     cause: unknown,
   ) {
     const count = `${servers.length} server${servers.length === 1 ? "" : "s"}`;
     const reason = cause instanceof Error ? cause.message || cause.name : String(cause);
-    super(
-      `cannot connect to ${servers.join(", ")} (tried ${count}, 1 attempt each): ${reason} — is nats-server running there, and are the credentials right? Use --server URL or --context NAME`,
-      { cause },
-    );
+    const kind = connectFailure(cause);
+    const advice = CONNECT_ADVICE[kind];
+    super(`cannot connect to ${servers.join(", ")} (tried ${count}, 1 attempt each): ${reason} — ${advice}`, { cause });
     this.name = "ServerUnreachableError";
+    this.reason = kind;
+    this.advice = advice;
   }
+}
+
+const CONNECT_ADVICE: Record<ConnectFailure, string> = {
+  "server-unreachable":
+    "is nats-server running there, and are the credentials right? Use --server URL or --context NAME",
+  "auth-failed":
+    "the server refused the credentials: check --user/--password, --creds, --nkey or --token (or the context's) against the server's users",
+  "tls-mismatch":
+    "TLS did not agree: a server that requires TLS needs its CA (--tlsca FILE) and, if it verifies clients, --tlscert/--tlskey; a server without TLS needs none of them",
+};
+
+function connectFailure(cause: unknown): ConnectFailure {
+  if (cause instanceof AuthorizationError) return "auth-failed";
+  const code = (cause as { code?: unknown } | null)?.code;
+  const certificate =
+    typeof code === "string" && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code);
+  // nats.js says only this, in a plain ConnectionError, when the client asked for TLS and the server has none.
+  const tlsUnsupported = cause instanceof ConnectionError && cause.message.includes("does not support 'tls'");
+  return certificate || tlsUnsupported ? "tls-mismatch" : "server-unreachable";
 }

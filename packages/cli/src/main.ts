@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { describeFailure, formatFailure } from "./failure.js";
 import { COMMANDS } from "./registry.js";
 import { exitOnStopSignals } from "./signals.js";
 import { type CliIo, UsageError } from "./types.js";
@@ -34,12 +35,13 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest, io);
   } catch (error) {
+    const failure = describeFailure(error);
+    // With --json, stdout stays one JSON document: the failure as a stable object.
+    if (rest.includes("--json")) io.stdout.write(`${JSON.stringify({ error: failure }, null, 2)}\n`);
     if (error instanceof UsageError) {
       io.stderr.write(`mesh-state ${name}: ${error.message}\n\n${command.help.trimEnd()}\n`);
-      return 2;
-    }
-    io.stderr.write(`mesh-state ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    } else io.stderr.write(formatFailure(name, failure));
+    return failure.exitCode;
   }
 }
 

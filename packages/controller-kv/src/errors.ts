@@ -4,16 +4,24 @@ import type { RaiseReport } from "./types.js";
 export type ControllerKvErrorCode =
   /** The options or the catalogue cannot be used: a bad replica count, an invalid manifest, a module twice. */
   | "bad-options"
-  /** The server refused or did not answer a request that the whole raise depends on (listing the buckets). */
+  /**
+   * The server refused or did not answer a request that the whole raise depends on (listing the buckets, the
+   * store limits), or the cluster was not ready within `waitMs`: nothing was changed by that try.
+   */
   | "unavailable"
   /** The controller's state user may not do what the raise (or the compaction) needs. */
   | "denied"
+  /** The credentials are of a user whose account has no JetStream: not the state account (err_code 10039). Nothing was changed. */
+  | "wrong-account"
   /**
    * Some creates or updates failed; `report` holds what was done and `report.failed` what was not. Of a
    * compaction: some buckets were not finished; `compaction.failed` names them.
    */
   | "incomplete"
-  /** The buckets to create do not fit the account's file store: nothing was created; `report.storeShortfall` says by how much. */
+  /**
+   * The buckets to create do not fit the account's file store (`report.storeShortfall`) or the servers' own
+   * (`report.serverShortfall`, with `monitorUrls`): nothing was created; the report says by how much, and where.
+   */
   | "no-storage"
   /** The server is below the supported floor (SUPPORTED_SERVER_FLOOR) and the caller did not opt in. */
   | "server-below-floor"

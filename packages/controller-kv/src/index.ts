@@ -26,7 +26,7 @@ export { describeLoss } from "./loss.js";
 export { MAX_REPLICAS } from "./options.js";
 export { raise } from "./raise.js";
 export { SUPPORTED_SERVER_FLOOR, serverDefects } from "./server-floor.js";
-export { describeShortfall } from "./store-check.js";
+export { describeServerShortfall, describeShortfall } from "./store-check.js";
 export type {
   BucketField,
   BucketRef,
@@ -42,8 +42,11 @@ export type {
   IssueBucketsInput,
   Loss,
   Orphan,
+  RaiseClock,
   RaiseOptions,
   RaiseReport,
+  RaiseWaitProgress,
+  ServerShortfall,
   StoreShortfall,
   UpdatedBucket,
 } from "./types.js";

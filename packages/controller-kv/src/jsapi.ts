@@ -202,9 +202,14 @@ export async function jetStreamRequest(
 
 /**
  * What to do about a JetStream error, by its `err_code`, where the server's description does not say.
- * 10005, the meta group left out: measured on 2.10.27 (docs/MEASURED.md §10).
+ * 10005, the meta group left out: measured on 2.10.27 (docs/MEASURED.md §10). 10039, a user of another
+ * account: measured on 2.10.27 and 2.15.3 (decision 0012).
  */
 const SERVER_CODE_ADVICE = new Map<number, string>([
+  [
+    JETSTREAM_CODES.notEnabledForAccount,
+    "these are the credentials of a user of an account without JetStream, not of the state account: connect as the controller's state user (composeControllerGrant)",
+  ],
   [
     JETSTREAM_CODES.clusterNoPeers,
     "fewer servers can take this bucket than its replicas. Check that every server is up with JetStream and room, and that each is in the JetStream meta group (`nats server report jetstream`): a fresh 2.10 cluster can leave one out, and it joins once restarted. Then raise again",

@@ -1,3 +1,4 @@
+import { JETSTREAM_CODES } from "@mesh/jetstream-calls";
 import {
   bucketName,
   bucketOfStream,
@@ -23,13 +24,25 @@ import {
 import { checkConsumerSizing, consumerCeiling, updatableCeiling } from "./consumer-ceiling.js";
 import { ControllerKvError } from "./errors.js";
 import { fillAdvice, nearlyFullBuckets } from "./fill.js";
-import { ApiRequestError, type JetStreamApi, jetStreamApi, type StreamListing } from "./jsapi.js";
+import {
+  ApiRequestError,
+  type JetStreamApi,
+  jetStreamApi,
+  jetStreamCannotAnswer,
+  type StreamListing,
+} from "./jsapi.js";
 import { lossMayBeAccepted, measureLoss } from "./loss.js";
 import { checkRaiseOptions, silentLogger } from "./options.js";
 import { checkServerFloor } from "./server-floor.js";
 import { forEachBounded, NotSentError, stopGate } from "./stop-gate.js";
-import { describeShortfall, storeShortfall } from "./store-check.js";
-import type { BucketRef, Conflict, FieldChange, Loss, RaiseOptions, RaiseReport } from "./types.js";
+import {
+  describeServerShortfall,
+  describeShortfall,
+  metaGroupSeen,
+  serverShortfall,
+  storeShortfall,
+} from "./store-check.js";
+import type { BucketRef, Conflict, FieldChange, Loss, RaiseClock, RaiseOptions, RaiseReport } from "./types.js";
 
 /**
  * Asserts a bucket for every `state` declaration of the catalogue: creates what is missing, updates in
@@ -42,16 +55,163 @@ import type { BucketRef, Conflict, FieldChange, Loss, RaiseOptions, RaiseReport 
  * // report.created[0].bucket === "mod_operators-agent_mcp-servers"
  */
 export async function raise(options: RaiseOptions): Promise<RaiseReport> {
-  const { connection, catalogue, replicas, plan, acceptLoss, timeoutMs, concurrency } = checkRaiseOptions(options);
+  const checked = checkRaiseOptions(options);
+  const { connection, replicas } = checked;
   checkConsumerSizing(options);
   const logger = options.logger ?? silentLogger();
-  const now = (options.now ?? Date.now)();
   checkServerFloor(connection.info?.version, options.allowUnsupportedServer === true, logger);
   if (replicas > 1 && !connection.info?.cluster) {
     throw new ControllerKvError(
       "bad-options",
       `replicas ${replicas} needs a JetStream cluster, and the server ${connection.info?.server_name ?? ""} is not clustered: raise with replicas 1`,
     );
+  }
+  const monitorUrls = options.monitorUrls ?? [];
+  if (monitorUrls.length > 0 && monitorUrls.length < replicas) {
+    throw new ControllerKvError(
+      "bad-options",
+      `give the monitoring endpoint of every server: ${monitorUrls.length} given, and each bucket needs ${replicas} servers`,
+    );
+  }
+  const once = () => raiseOnce(checked, options, logger, monitorUrls);
+  return untilClusterReady(once, { ...checked, monitorUrls, options, logger });
+}
+
+/**
+ * Tries the raise until it gets past a cluster that cannot take the buckets yet (no meta leader, fewer servers
+ * in the meta group than replicas), for up to `waitMs`. A try that failed so wrote nothing but what the next
+ * try finds in place; buckets created by an earlier try are still reported as created.
+ */
+async function untilClusterReady(
+  once: () => Promise<RaiseReport>,
+  context: {
+    replicas: number;
+    timeoutMs: number;
+    monitorUrls: readonly string[];
+    options: RaiseOptions;
+    logger: Logger;
+  },
+): Promise<RaiseReport> {
+  const waitMs = checkWait(context.options.waitMs);
+  const clock = context.options.clock ?? DEFAULT_CLOCK;
+  const start = clock.now();
+  const createdBefore: RaiseReport["created"] = [];
+  const withEarlier = (report: RaiseReport) => {
+    const earlier = createdBefore.filter((bucket) => report.unchanged.includes(bucket.bucket));
+    report.unchanged = report.unchanged.filter((name) => !earlier.some((bucket) => bucket.bucket === name));
+    report.created.unshift(...earlier);
+    return report;
+  };
+  for (;;) {
+    try {
+      return withEarlier(await once());
+    } catch (error) {
+      const reason = notReadyReason(error);
+      if (reason === undefined) {
+        if (error instanceof ControllerKvError && error.report) withEarlier(error.report);
+        throw error;
+      }
+      if (error instanceof ControllerKvError && error.report) createdBefore.push(...error.report.created);
+      const elapsedMs = Math.round(clock.now() - start);
+      const meta = context.monitorUrls.length > 0 ? await metaGroupSeen(context.monitorUrls, 1_000) : undefined;
+      const seen = meta
+        ? `; meta group: ${meta.peers} server${meta.peers === 1 ? "" : "s"}, leader ${meta.leader ?? "none"}`
+        : "";
+      if (elapsedMs + WAIT_STEP_MS > waitMs) {
+        const waited =
+          waitMs > 0
+            ? `waited ${Math.round(elapsedMs / 1000)} s for the cluster, it was still not ready`
+            : "the cluster is not ready";
+        const advice = waitMs > 0 ? "" : " (wait for it with waitMs / --wait SECONDS)";
+        throw new ControllerKvError(
+          error instanceof ControllerKvError ? error.code : "unavailable",
+          `${waited}: ${reason}${seen}${advice}. ${error instanceof Error ? error.message : String(error)}`,
+          {
+            cause: error,
+            ...(error instanceof ControllerKvError && error.report ? { report: withEarlier(error.report) } : {}),
+          },
+        );
+      }
+      const progress = { elapsedMs, waitMs, reason, ...(meta ?? {}) };
+      context.logger.info(
+        progress,
+        `waiting for the cluster (${Math.round(elapsedMs / 1000)} of ${Math.round(waitMs / 1000)} s): ${reason}${seen}`,
+      );
+      context.options.onWait?.(progress);
+      await clock.sleep(WAIT_STEP_MS);
+    }
+  }
+}
+
+/** Between two tries of a waiting raise. */
+const WAIT_STEP_MS = 1_000;
+
+const DEFAULT_CLOCK: RaiseClock = {
+  now: () => performance.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+function checkWait(value: number | undefined): number {
+  const waitMs = value ?? 0;
+  if (!Number.isSafeInteger(waitMs) || waitMs < 0)
+    throw new ControllerKvError(
+      "bad-options",
+      `waitMs must be a whole number of milliseconds, 0 or more, got ${JSON.stringify(value)}`,
+    );
+  return waitMs;
+}
+
+/**
+ * Why a failed try says the cluster is not ready yet, or undefined when it failed for another reason. Not
+ * ready: JetStream could not answer (no meta leader: a timeout, 503), the meta group seen on the
+ * monitoring endpoints is too small, or every create that failed was refused for lack of peers (10005).
+ */
+function notReadyReason(error: unknown): string | undefined {
+  if (!(error instanceof ControllerKvError)) return undefined;
+  if (error.code === "unavailable") return notReadyCause(error.cause) ?? error.message.split(": ")[0];
+  if (error.code !== "incomplete" || !error.report) return undefined;
+  const { failed } = error.report;
+  const lacking = failed.filter((failure) => failure.serverCode === JETSTREAM_CODES.clusterNoPeers);
+  const unanswered = failed.filter(
+    (failure) => failure.failure === "timeout" || failure.serverCode === JETSTREAM_CODES.clusterNotAvailable,
+  );
+  if (lacking.length + unanswered.length !== failed.length) return undefined;
+  if (lacking.length > 0)
+    return `fewer servers can take a bucket than its replicas (err_code 10005, ${lacking.length} bucket${lacking.length === 1 ? "" : "s"})`;
+  return "JetStream did not answer the creates (no meta leader?)";
+}
+
+function notReadyCause(cause: unknown): string | undefined {
+  if (cause instanceof NotReadyError) return cause.message;
+  // No responders is not a young cluster: a server with JetStream answers even without a meta leader (503),
+  // so nobody listening means JetStream is off for this account (a user of another account?).
+  if (!jetStreamCannotAnswer(cause) || (cause as ApiRequestError).failure === "no-responders") return undefined;
+  if ((cause as ApiRequestError).serverCode === JETSTREAM_CODES.notEnabledForAccount) return undefined;
+  const failure = (cause as ApiRequestError).failure;
+  if (failure === "timeout") return "JetStream did not answer in time (no meta leader yet?)";
+  return "JetStream is temporarily unavailable (503: no meta leader)";
+}
+
+/** The meta group seen on the monitoring endpoints cannot take the buckets yet. */
+class NotReadyError extends Error {}
+
+async function raiseOnce(
+  checked: ReturnType<typeof checkRaiseOptions>,
+  options: RaiseOptions,
+  logger: Logger,
+  monitorUrls: readonly string[],
+): Promise<RaiseReport> {
+  const { connection, catalogue, replicas, plan, acceptLoss, timeoutMs, concurrency } = checked;
+  const now = (options.now ?? Date.now)();
+  if (monitorUrls.length > 0 && replicas > 1) {
+    const meta = await metaGroupSeen(monitorUrls, timeoutMs);
+    if (!meta || meta.leader === null || meta.peers < replicas) {
+      const seen = meta
+        ? `${meta.peers} in the meta group, leader ${meta.leader ?? "none"}`
+        : "no server's /jsz answered";
+      const cause = new NotReadyError(`the meta group cannot take ${replicas} replicas yet (${seen})`);
+      throw new ControllerKvError("unavailable", `${cause.message}, so nothing was changed`, { cause });
+    }
   }
   const { existing, missing } = await listBuckets(jetStreamApi(connection, timeoutMs));
   const gate = stopGate(jetStreamApi(connection, timeoutMs));
@@ -62,6 +222,14 @@ export async function raise(options: RaiseOptions): Promise<RaiseReport> {
     report.storeShortfall = shortfall;
     logger.error(shortfall, describeShortfall(shortfall));
     if (!plan) throw new ControllerKvError("no-storage", describeShortfall(shortfall), { report });
+  }
+  if (monitorUrls.length > 0) {
+    const onServers = await serverShortfall({ timeoutMs, declared, existing, missing, replicas, monitorUrls });
+    if (onServers) {
+      report.serverShortfall = onServers;
+      logger.error(onServers, describeServerShortfall(onServers));
+      if (!plan) throw new ControllerKvError("no-storage", describeServerShortfall(onServers), { report });
+    }
   }
 
   // Each bucket writes into a part of its own, merged in declaration order, so the report does not depend
@@ -178,8 +346,9 @@ async function listBuckets(api: JetStreamApi): Promise<{ existing: Map<string, S
     listing = await api.listStreams();
   } catch (error) {
     const denied = error instanceof ApiRequestError && error.failure === "denied";
+    const elsewhere = error instanceof ApiRequestError && error.serverCode === JETSTREAM_CODES.notEnabledForAccount;
     throw new ControllerKvError(
-      denied ? "denied" : "unavailable",
+      denied ? "denied" : elsewhere ? "wrong-account" : "unavailable",
       `cannot list the buckets, so nothing was changed: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );

@@ -48,6 +48,42 @@ export interface RaiseOptions {
   fleetSize?: number;
   /** A ceiling per bucket (`mod_<module>_<name>` → max_consumers), over the one from `fleetSize`. */
   maxConsumers?: Readonly<Record<string, number>>;
+  /**
+   * Every server's monitoring endpoint (`http://host:8222`), one per server of the cluster. Given, the raise
+   * reads each server's `/jsz` (`config.max_storage`, `reserved_storage`) and creates nothing unless the new
+   * buckets fit on as many servers as they have replicas (`report.serverShortfall` otherwise), and it reads the
+   * meta group there while it waits for a young cluster. The servers' own store limit is visible to no
+   * account but the system account's (decision 0012); without this, only the account's limit is checked.
+   */
+  monitorUrls?: readonly string[];
+  /**
+   * How long to wait, in milliseconds, for a cluster that cannot take the buckets yet (no meta leader, fewer
+   * servers in the meta group than replicas): the raise tries again every second until then. 0 (the
+   * default): fail at once.
+   */
+  waitMs?: number;
+  /** Called once per try that found the cluster not ready, while the raise waits (`waitMs`). */
+  onWait?: (progress: RaiseWaitProgress) => void;
+  /** The clock of the wait: a monotonic time in ms and a sleep; `performance.now` and a timer by default. */
+  clock?: RaiseClock;
+}
+
+/** The wait's clock, injected so tests can drive it. */
+export interface RaiseClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/** What a raise waiting for a young cluster saw on one try. */
+export interface RaiseWaitProgress {
+  /** Milliseconds since the raise began, and the bound. */
+  elapsedMs: number;
+  waitMs: number;
+  /** Why this try could not go on, as the server said it. */
+  reason: string;
+  /** The meta group, when monitoring endpoints were given: its leader (null: none) and its size. */
+  leader?: string | null;
+  peers?: number;
 }
 
 /** A bucket setting, named as a manifest author or operator knows it, with its JetStream config field. */
@@ -220,6 +256,8 @@ export interface RaiseReport {
   forgetDeletes: ForgetDeletesBucket[];
   /** Set when the buckets to create do not fit the account's file store: then nothing is created. */
   storeShortfall?: StoreShortfall;
+  /** Set when the buckets to create do not fit the servers' own file store (`monitorUrls`): then nothing is created. */
+  serverShortfall?: ServerShortfall;
 }
 
 /**
@@ -245,6 +283,18 @@ export interface StoreShortfall {
   available: number;
   limit: number;
   reserved: number;
+}
+
+/** The new buckets against each server's own file store (`max_file_store`), as its `/jsz` reports it. */
+export interface ServerShortfall {
+  /** Each bucket to create or grow, and the bytes it reserves on each server holding one of its replicas. */
+  buckets: { bucket: string; bytes: number }[];
+  /** Their sum: what a server needs free to hold a replica of each. */
+  neededPerServer: number;
+  /** Servers that must hold it: the replica count. */
+  replicas: number;
+  /** Every server read: its limit, what its streams (of every account) reserve, and what is free. */
+  servers: { url: string; serverId: string; limit: number; reserved: number; free: number }[];
 }
 
 /** The settings of a bucket as the raise makes them. */

@@ -11,6 +11,11 @@ export const JETSTREAM_CODES = {
   consumerNotFound: 10014,
   /** JSConsumerEphemeralWithDurableNameErr: a durable name on a request that only makes ephemerals (decision 0006). */
   ephemeralWithDurableName: 10020,
+  /**
+   * JSNotEnabledForAccountErr, "JetStream not enabled for account" (status 503): the user's account has no
+   * JetStream (measured on 2.10.27 and 2.15.3: the answer to STREAM.LIST and INFO of a user of another account).
+   */
+  notEnabledForAccount: 10039,
   /** JSMaximumConsumersLimitErr, "maximum consumers limit reached": the stream's `max_consumers`. */
   maximumConsumers: 10026,
   /** JSStreamNotFoundErr: no such stream (a bucket not yet raised). */

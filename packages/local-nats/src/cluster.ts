@@ -240,6 +240,9 @@ class Cluster implements ClusterHandle {
       get pid() {
         return node.pid;
       },
+      get monitorUrl() {
+        return node.monitorUrl;
+      },
       stop: () => node.stop(),
       kill: () => node.kill(),
       restart: async () => {

@@ -11,6 +11,8 @@ export interface ConfigParts {
   readonly storeDir?: string;
   /** JetStream's `sync_interval`, always written when JetStream is on (`DEFAULT_SYNC_INTERVAL` when not given). */
   readonly syncInterval?: SyncInterval;
+  /** JetStream's `max_file_store` in bytes: the server's own file store limit, across accounts. */
+  readonly maxFileStore?: number;
   readonly cluster?: { readonly name: string; readonly listen: string; readonly routes: readonly string[] };
   readonly extra?: string;
 }
@@ -44,7 +46,8 @@ export function renderConfig(parts: ConfigParts): string {
   if (parts.logFile) lines.push(`log_file: ${quote(parts.logFile)}`, "logtime: true");
   if (parts.storeDir) {
     const sync = parts.syncInterval ?? DEFAULT_SYNC_INTERVAL;
-    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}\n  sync_interval: ${quote(sync)}\n}`);
+    const limit = parts.maxFileStore === undefined ? "" : `\n  max_file_store: ${parts.maxFileStore}`;
+    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}\n  sync_interval: ${quote(sync)}${limit}\n}`);
   }
   if (parts.cluster) {
     const routes = parts.cluster.routes.map((route) => `    ${quote(route)}`).join("\n");

@@ -1,6 +1,6 @@
 export type { FindNatsServerOptions } from "./binary.js";
 export { defaultNatsServer, findNatsServer, INSTALL_HINT, pinnedVersions, serverVersion, versionIn } from "./binary.js";
-export { startCluster } from "./cluster.js";
+export { localNodes, startCluster } from "./cluster.js";
 export type { ConfigParts, SyncInterval } from "./config.js";
 export { DEFAULT_SYNC_INTERVAL, renderConfig } from "./config.js";
 export type { LocalNatsErrorCode } from "./errors.js";

@@ -20,6 +20,7 @@ export interface LocalNodeOptions {
   readonly cluster?: ConfigParts["cluster"];
   readonly extraConfig?: string;
   readonly syncInterval?: SyncInterval;
+  readonly maxFileStore?: number;
   readonly timeoutMs: number;
 }
 
@@ -145,6 +146,7 @@ export class LocalNode implements ServerNode {
       logFile: this.#logFile,
       storeDir: this.#options.jetstream ? this.storeDir : undefined,
       syncInterval: this.#options.syncInterval,
+      maxFileStore: this.#options.maxFileStore,
       cluster: this.#options.cluster,
       extra: this.#options.extraConfig,
     });

@@ -48,6 +48,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Nat
       jetstream: options.jetstream ?? true,
       extraConfig: options.config,
       syncInterval: options.syncInterval,
+      ...(options.maxFileStore === undefined ? {} : { maxFileStore: options.maxFileStore }),
       timeoutMs,
     });
     try {
@@ -90,6 +91,9 @@ class ServerHandle implements NatsServerHandle {
   }
   get pid(): number | undefined {
     return this.#node.pid;
+  }
+  get monitorUrl(): string | undefined {
+    return this.#node.monitorUrl;
   }
   stop(): Promise<void> {
     return this.#node.stop();

@@ -12,6 +12,8 @@ export interface NodeSpec {
   readonly extraConfig: string | undefined;
   /** JetStream's `sync_interval`; undefined: `DEFAULT_SYNC_INTERVAL`. */
   readonly syncInterval?: SyncInterval;
+  /** JetStream's `max_file_store` in bytes; undefined: the server's default (75 % of the disk). */
+  readonly maxFileStore?: number;
   readonly timeoutMs: number;
 }
 
@@ -36,6 +38,8 @@ export interface StartServerOptions {
   readonly jetstream?: boolean;
   /** How often JetStream fsyncs its store (`sync_interval`). Default `DEFAULT_SYNC_INTERVAL`. */
   readonly syncInterval?: SyncInterval;
+  /** JetStream's `max_file_store` in bytes: the server's own file store limit. Default the server's (75 % of the disk). */
+  readonly maxFileStore?: number;
   /** server_name, and part of the temp dir's name. Default a unique "nats-…". */
   readonly name?: string;
   /** Deadline for the server to accept clients, per start. Default 15 000 ms. */
@@ -55,6 +59,8 @@ export interface ServerProcess {
   readonly storeDir: string;
   /** The generated config file. */
   readonly configPath: string;
+  /** `http://127.0.0.1:PORT` of the monitoring endpoint while it runs (a new port after a restart); else undefined. */
+  readonly monitorUrl: string | undefined;
   /** The current process id; changes on restart; undefined while stopped and for a node that is no local process. */
   readonly pid: number | undefined;
   /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */

@@ -1,15 +1,24 @@
 import { parseArgs } from "node:util";
-import { describeLoss, describeShortfall, type FieldChange, type RaiseReport, raise } from "@mesh/controller-kv";
+import {
+  describeLoss,
+  describeServerShortfall,
+  describeShortfall,
+  type FieldChange,
+  type RaiseReport,
+  type RaiseWaitProgress,
+  raise,
+} from "@mesh/controller-kv";
 import { type Level, pino } from "pino";
 import { loadEachManifest } from "../catalogue-files.js";
 import { connectAsController, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
 import { runAsController } from "../controller-run.js";
+import { describeFailure, EXIT, formatFailure } from "../failure.js";
 import { formatReportTable } from "../report-table.js";
 import { type Command, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
-                        [--allow-unsupported-server]
+                        [--allow-unsupported-server] [--monitor URL]... [--wait SECONDS]
                         [--fleet-size N] [--max-consumers BUCKET=N]...
 
 Asserts a bucket for every state declaration of the catalogue's manifests, as the controller's state user:
@@ -17,7 +26,10 @@ creates what is missing, updates in place what can change without losing a value
 (what JetStream will not change, or what would discard stored values), orphans (buckets whose declaration is
 gone: kept) and dangling reads. Never deletes or purges a bucket. Exits 1 on any conflict or failure.
 First it reads the account's JetStream limits ($JS.API.INFO): when the buckets to create do not fit its file
-store beside what its streams reserve, it creates nothing and names the shortfall (NO STORAGE).
+store beside what its streams reserve, it creates nothing and names the shortfall (NO STORAGE). Given every
+server's monitoring endpoint (--monitor), it also checks each server's own max_file_store, which no account
+but the system account can read otherwise (decision 0012). On a cluster not ready yet (no meta leader, fewer
+servers than replicas) it waits up to --wait seconds, saying what it sees, then goes on or fails.
 
 Options:
   --catalogue DIR        folder of *.json manifests (every registered module)
@@ -29,6 +41,9 @@ ${SERVER_HELP_OPTIONS}
   --allow-unsupported-server
                          raise on a nats-server below the supported floor (2.10.5), accepting its defects
                          (a full bucket evicts its oldest key, nats-server#4771); refused otherwise
+  --monitor URL          a server's monitoring endpoint (http://host:8222), once per server or comma-separated:
+                         the raise then also checks each server's own file store and, waiting, its meta group
+  --wait SECONDS         how long to wait for a young cluster (default 60; 0: fail at once, with the reason)
   --fleet-size N         machines in the fleet: every bucket's max_consumers becomes 2 per machine + 64
                          (updated in place on nats-server 2.12+; on older servers a conflict: recreate)
   --max-consumers B=N    bucket B's own consumer ceiling (mod_<module>_<name>=N), over --fleet-size
@@ -61,6 +76,8 @@ export const command: Command = {
         "log-level": { type: "string", default: "info" },
         "fleet-size": { type: "string" },
         "max-consumers": { type: "string", multiple: true, default: [] },
+        monitor: { type: "string", multiple: true, default: [] },
+        wait: { type: "string", default: "60" },
       },
     });
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
@@ -74,6 +91,8 @@ export const command: Command = {
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas takes a whole number, got ${values.replicas}`);
     const sizing = consumerSizing(values["fleet-size"], values["max-consumers"]);
+    if (!/^\d+$/.test(values.wait)) throw new UsageError(`--wait takes a whole number of seconds, got ${values.wait}`);
+    const monitorUrls = values.monitor.flatMap((urls) => urls.split(",").map((url) => url.trim()));
     const catalogue = await loadEachManifest(values.catalogue, io.cwd, "nothing was raised");
     const server = await resolveServerOptions(values, io.env);
     const connection = await connectAsController(server, "mesh-state raise", io.env);
@@ -89,15 +108,36 @@ export const command: Command = {
           allowUnsupportedServer: values["allow-unsupported-server"],
           logger,
           ...sizing,
+          monitorUrls,
+          waitMs: Number(values.wait) * 1_000,
+          // On a terminal a person watches: a line per try. Off one, the logger's info line says the same.
+          ...(isTerminal(io.stderr) ? { onWait: (seen) => io.stderr.write(`${describeWait(seen)}\n`) } : {}),
         }),
       (error) => error.report,
     );
-    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, server.server ?? ""));
-    if (failure) io.stderr.write(`mesh-state raise: ${failure.message}\n`);
+    const described = failure ? { ...describeFailure(failure), changed: changedBy(report) } : undefined;
+    const printed = described ? { ...report, error: described } : report;
+    io.stdout.write(values.json ? `${JSON.stringify(printed, null, 2)}\n` : formatReport(report, server.server ?? ""));
+    if (described) io.stderr.write(formatFailure("raise", described));
     const problems = report.conflicts.length + report.failed.length + report.notAttempted.length;
-    return problems > 0 || report.storeShortfall ? 1 : 0;
+    return problems > 0 || report.storeShortfall || report.serverShortfall ? EXIT.failed : EXIT.ok;
   },
 };
+
+/** What a raise that failed with a report changed: what it created or updated; a create with no answer may be made. */
+function changedBy(report: RaiseReport): "nothing" | "partly" | "unknown" {
+  if (!report.plan && report.created.length + report.updated.length > 0) return "partly";
+  return report.failed.some((failure) => failure.failure === "timeout") ? "unknown" : "nothing";
+}
+
+function isTerminal(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+function describeWait(seen: RaiseWaitProgress): string {
+  const meta = seen.peers === undefined ? "" : `; meta group ${seen.peers}, leader ${seen.leader ?? "none"}`;
+  return `waiting for the cluster (${Math.round(seen.elapsedMs / 1000)} of ${Math.round(seen.waitMs / 1000)} s): ${seen.reason}${meta}`;
+}
 
 /** `--fleet-size N` and `--max-consumers BUCKET=N`, as the raise takes them (it checks the ranges). */
 function consumerSizing(
@@ -146,6 +186,7 @@ function formatChange(change: FieldChange): string {
 export function formatReport(report: RaiseReport, server: string): string {
   const rows: [string, string, string][] = [];
   if (report.storeShortfall) rows.push(["NO STORAGE", "", describeShortfall(report.storeShortfall)]);
+  if (report.serverShortfall) rows.push(["NO STORAGE", "", describeServerShortfall(report.serverShortfall)]);
   for (const bucket of report.created) {
     const s = bucket.settings;
     const ttl = formatValue("ttl", s.ttl);
