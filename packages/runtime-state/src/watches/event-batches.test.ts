@@ -2,7 +2,7 @@ import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../limits.js";
 import { encodeWatchEventsParamsBytes, StoredPutEvent } from "../wire/stored-events.js";
-import { eventBatches, eventBytes } from "./watch.js";
+import { eventBatches, eventBytes } from "./event-batches.js";
 
 const UPDATED = "2026-12-03T00:00:00.000Z";
 /** A stored put whose value is a JSON string of `bytes` bytes in all. */

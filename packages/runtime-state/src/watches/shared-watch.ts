@@ -2,7 +2,8 @@ import type { WireWatchEvent as WatchEvent } from "@mesh/state-protocol";
 import type { Logger } from "pino";
 import type { Clock, DeliverWatchEvents } from "../types.js";
 import { StoredPutEvent } from "../wire/stored-events.js";
-import { eventBatches, eventBytes, type OpenWatch, Watch, type WatchOptions } from "./watch.js";
+import { eventBatches, eventBytes } from "./event-batches.js";
+import { type OpenWatch, Watch, type WatchOptions } from "./watch.js";
 
 /**
  * One consumer for every bundle of a runtime watching one bucket with one filter

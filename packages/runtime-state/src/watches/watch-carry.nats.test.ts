@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { BUCKET, stateServer, until, watchScene } from "../../test/kit.js";
 import { StoredPutEvent } from "../wire/stored-events.js";
-import { eventBytes } from "./watch.js";
+import { eventBytes } from "./event-batches.js";
 
 it("carries a pull's last, partial batch over to the next pull's events once those are in, so batches go full", async () => {
   await using nats = await stateServer({ history: 1 });

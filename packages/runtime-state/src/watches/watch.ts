@@ -6,6 +6,7 @@ import { ConsumerLost } from "../nats/errors.js";
 import type { ConsumerReader, PulledMessage, ReaderOptions, ReaderStart } from "../nats/reader.js";
 import type { DeliverWatchEvents } from "../types.js";
 import { StoredPutEvent } from "../wire/stored-events.js";
+import { eventBatches } from "./event-batches.js";
 import { KeyTable } from "./key-table.js";
 
 /**
@@ -65,8 +66,6 @@ export interface OpenWatch {
   interrupt(why: string, madeUpTo?: number): void;
   stop(why: string): Promise<void>;
 }
-
-const EVENT_OVERHEAD_BYTES = 128;
 
 /** A watch with a consumer of its own, created: rejects as `Watch.open` does. */
 export async function openWatch(options: WatchOptions): Promise<Watch> {
@@ -478,30 +477,4 @@ function toEvent(message: PulledMessage): WatchEvent {
   return message.operation === "delete"
     ? { type: "delete", key, revision, updated }
     : new StoredPutEvent(key, message.data, revision, updated);
-}
-
-/** Splits events into `mesh/state` requests bounded in count and bytes. */
-export function* eventBatches(
-  events: WatchEvent[],
-  limits: Pick<ReaderOptions["limits"], "batchEvents" | "batchLineBytes">,
-): Generator<WatchEvent[]> {
-  const { batchEvents, batchLineBytes } = limits;
-  let batch: WatchEvent[] = [];
-  let bytes = 0;
-  for (const event of events) {
-    const size = eventBytes(event);
-    if (batch.length > 0 && (batch.length >= batchEvents || bytes + size > batchLineBytes)) {
-      yield batch;
-      batch = [];
-      bytes = 0;
-    }
-    batch.push(event);
-    bytes += size;
-  }
-  if (batch.length > 0) yield batch;
-}
-
-/** An event's size as a batch counts it: sized from the stored bytes, never re-encoded to count it. */
-export function eventBytes(event: WatchEvent): number {
-  return EVENT_OVERHEAD_BYTES + (event instanceof StoredPutEvent ? event.valueBytes + event.key.length : 0);
 }
