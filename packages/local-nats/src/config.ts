@@ -9,8 +9,11 @@ export interface ConfigParts {
   readonly logFile?: string;
   /** JetStream is on when a store dir is given. */
   readonly storeDir?: string;
-  /** JetStream's `sync_interval`, always written when JetStream is on (`DEFAULT_SYNC_INTERVAL` when not given). */
-  readonly syncInterval?: SyncInterval;
+  /**
+   * JetStream's `sync_interval`, written whenever JetStream is on (`DEFAULT_SYNC_INTERVAL` when not given); `null`
+   * for a server that predates the option (nats-server 2.9 refuses the field and syncs every 2 minutes).
+   */
+  readonly syncInterval?: SyncInterval | null;
   /** JetStream's `max_file_store` in bytes: the server's own file store limit, across accounts. */
   readonly maxFileStore?: number;
   readonly cluster?: { readonly name: string; readonly listen: string; readonly routes: readonly string[] };
@@ -45,9 +48,10 @@ export function renderConfig(parts: ConfigParts): string {
   if (parts.portsFileDir) lines.push(`ports_file_dir: ${quote(parts.portsFileDir)}`);
   if (parts.logFile) lines.push(`log_file: ${quote(parts.logFile)}`, "logtime: true");
   if (parts.storeDir) {
-    const sync = parts.syncInterval ?? DEFAULT_SYNC_INTERVAL;
+    const sync =
+      parts.syncInterval === null ? "" : `\n  sync_interval: ${quote(parts.syncInterval ?? DEFAULT_SYNC_INTERVAL)}`;
     const limit = parts.maxFileStore === undefined ? "" : `\n  max_file_store: ${parts.maxFileStore}`;
-    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}\n  sync_interval: ${quote(sync)}${limit}\n}`);
+    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}${sync}${limit}\n}`);
   }
   if (parts.cluster) {
     const routes = parts.cluster.routes.map((route) => `    ${quote(route)}`).join("\n");

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { serverVersion } from "./binary.js";
 import { type ConfigParts, renderConfig, type SyncInterval } from "./config.js";
 import { LocalNatsError } from "./errors.js";
 import { natsGreets, portOf, readPortsFile } from "./net.js";
@@ -70,6 +71,7 @@ export class LocalNode implements ServerNode {
 
   async start(): Promise<void> {
     if (this.running) throw new Error(`nats-server ${this.name} is already running (pid ${this.pid})`);
+    this.#statesSyncInterval ??= takesSyncInterval(await serverVersion(this.#options.binary));
     this.#writeConfig();
     const command = diesWithThisProcess(this.#options.binary, ["-c", this.configPath]);
     const child = spawn(command.file, command.args, {
@@ -135,6 +137,9 @@ export class LocalNode implements ServerNode {
     await this.stop();
   }
 
+  /** Whether this binary takes `sync_interval` (2.10 and later); asked once, at the first start. */
+  #statesSyncInterval: boolean | undefined;
+
   #writeConfig(): void {
     mkdirSync(this.#options.dir, { recursive: true });
     const config = renderConfig({
@@ -145,7 +150,7 @@ export class LocalNode implements ServerNode {
       portsFileDir: this.#options.dir,
       logFile: this.#logFile,
       storeDir: this.#options.jetstream ? this.storeDir : undefined,
-      syncInterval: this.#options.syncInterval,
+      syncInterval: this.#statesSyncInterval === false ? null : this.#options.syncInterval,
       maxFileStore: this.#options.maxFileStore,
       cluster: this.#options.cluster,
       extra: this.#options.extraConfig,
@@ -187,4 +192,10 @@ function readTail(path: string, bytes: number): string {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** nats-server takes JetStream's `sync_interval` from 2.10 on; 2.9 refuses the config. */
+function takesSyncInterval(version: string): boolean {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 2 || (major === 2 && minor >= 10);
 }
