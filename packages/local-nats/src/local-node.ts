@@ -71,7 +71,7 @@ export class LocalNode implements ServerNode {
 
   async start(): Promise<void> {
     if (this.running) throw new Error(`nats-server ${this.name} is already running (pid ${this.pid})`);
-    this.#statesSyncInterval ??= takesSyncInterval(await serverVersion(this.#options.binary));
+    this.#statesSyncInterval ??= await binaryTakesSyncInterval(this.#options.binary);
     this.#writeConfig();
     const command = diesWithThisProcess(this.#options.binary, ["-c", this.configPath]);
     const child = spawn(command.file, command.args, {
@@ -137,7 +137,7 @@ export class LocalNode implements ServerNode {
     await this.stop();
   }
 
-  /** Whether this binary takes `sync_interval` (2.10 and later); asked once, at the first start. */
+  /** Whether this node's binary takes `sync_interval` (2.10 and later); known from its first start. */
   #statesSyncInterval: boolean | undefined;
 
   #writeConfig(): void {
@@ -192,6 +192,19 @@ function readTail(path: string, bytes: number): string {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** Whether each binary takes `sync_interval`: asked once per binary for the process, not once per node started. */
+const syncIntervalTakenBy = new Map<string, Promise<boolean>>();
+
+function binaryTakesSyncInterval(binary: string): Promise<boolean> {
+  let taken = syncIntervalTakenBy.get(binary);
+  if (taken === undefined) {
+    taken = serverVersion(binary).then(takesSyncInterval);
+    taken.catch(() => syncIntervalTakenBy.delete(binary)); // a failed ask is asked again at the next start
+    syncIntervalTakenBy.set(binary, taken);
+  }
+  return taken;
 }
 
 /** nats-server takes JetStream's `sync_interval` from 2.10 on; 2.9 refuses the config. */
