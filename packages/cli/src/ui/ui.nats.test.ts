@@ -134,6 +134,31 @@ it("shows a bucket live: a put appears within 500 ms, a delete disappears, HTML 
   await page.close();
 });
 
+it("keeps a key's history live, and shows the bucket's health as the inspector sees it", async () => {
+  const { page, errors } = await openPage("/history/agent.mcp-servers/m1.filesystem");
+  const history = page.getByRole("table", { name: "History of m1.filesystem" });
+  await history.getByRole("row", { name: /put/ }).first().waitFor();
+  const before = await history.getByRole("row").count();
+  await put("m1.filesystem", { command: "fs", version: 2 });
+  const added = history.getByRole("row").filter({ hasText: '"version": 2' });
+  await added.waitFor();
+  expect(await added.textContent()).toMatch(/new.*put/);
+  expect(await history.getByRole("row").count()).toBe(before + 1);
+  await remove("m2.docs"); // another key's change is not this history's
+  await put("m1.filesystem", { command: "fs", version: 3 });
+  await history.getByRole("row").filter({ hasText: '"version": 3' }).waitFor();
+  expect(await history.getByRole("row").count()).toBe(before + 2);
+  await put("m2.docs", { command: "docs" });
+
+  await page.goto(`${ui.url}#/bucket/agent.mcp-servers`);
+  const health = page.getByRole("region", { name: "Health" });
+  await health.getByText(/no cap on the stream|\d+ of \d+/).waitFor();
+  expect(await health.textContent()).toMatch(/replicas\s*1/);
+  expect(await health.textContent()).toContain("stored");
+  expect(errors).toEqual([]);
+  await page.close();
+});
+
 it("shows a machine exactly what its grant allows, and its keys in its scope", async () => {
   const { page, errors } = await openPage("/machine/m2");
   const grant = page.getByRole("table", { name: "Grant of m2" });

@@ -121,17 +121,34 @@ function healthSection(reference: string): HTMLElement {
           ["messages", String(stream.messages)],
           ["replicas", String(stream.replicas)],
           ["leader", stream.leader ?? "—"],
-          ["consumers", String(stream.consumers)],
+          [
+            "consumers",
+            stream.maxConsumers === undefined
+              ? `${stream.consumers} (no cap on the stream; the server's default_max_consumers applies)`
+              : `${stream.consumers} of ${stream.maxConsumers}`,
+          ],
         );
       }
+      const followers = health.stream.visible ? health.stream.followers : [];
       replace(
         body,
         el("dl", {}, ...rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)])),
+        followers.length > 0 &&
+          dataTable(
+            "Followers",
+            ["Follower", "State", "Behind the leader", "Last heard"],
+            followers.map((follower) => [
+              follower.name,
+              follower.current ? "current" : el("span", { class: "badge deleted" }, "behind"),
+              el("td", { class: "num" }, `${follower.lag} operations`),
+              follower.lastSeenMs === undefined ? "—" : `${follower.lastSeenMs} ms ago`,
+            ]),
+          ),
         !health.stream.visible &&
           el(
             "p",
             { class: "muted" },
-            `Stored bytes, replicas, leader and consumers are not visible with these credentials: they need ${health.stream.needs}, which the inspector grant does not hold.`,
+            `Stored bytes, replicas, leader and consumers are not visible with these credentials: they need ${health.stream.needs}.`,
           ),
       );
     } catch (error) {
@@ -173,27 +190,14 @@ function bucketView(reference: string): void {
   };
 }
 
+/** A key's history, oldest first; a watch of the key appends each later change as it happens. */
 async function historyView(reference: string, key: string): Promise<void> {
   show(`History of ${key}`, el("p", {}, "in ", bucketLink(reference)), el("p", { class: "muted" }, "reading…"));
+  let entries: HistoryEntry[];
   try {
-    const { entries } = await getJson<{ entries: HistoryEntry[] }>(
+    ({ entries } = await getJson<{ entries: HistoryEntry[] }>(
       `/api/history?bucket=${encodeURIComponent(reference)}&key=${encodeURIComponent(key)}`,
-    );
-    const now = Date.now();
-    show(
-      `History of ${key}`,
-      el("p", {}, "in ", bucketLink(reference), ", oldest first"),
-      dataTable(
-        `History of ${key}`,
-        ["Revision", "Operation", "Updated", "Value"],
-        entries.map((entry) => [
-          el("td", { class: "num" }, entry.revision),
-          entry.type === "delete" ? el("span", { class: "badge deleted" }, "deleted") : "put",
-          el("td", { title: entry.updated }, age(Date.parse(entry.updated), now)),
-          el("td", { class: "value" }, entry.type === "put" ? JSON.stringify(entry.value, null, 2) : ""),
-        ]),
-      ),
-    );
+    ));
   } catch (error) {
     const text =
       error instanceof ApiError && error.reason === "denied"
@@ -204,7 +208,55 @@ async function historyView(reference: string, key: string): Promise<void> {
       el("p", {}, "in ", bucketLink(reference)),
       el("p", { class: "refused", role: "alert" }, text),
     );
+    return;
   }
+  const rows = el("tbody");
+  let newest = 0;
+  const addRow = (entry: HistoryEntry, fresh: boolean) => {
+    if (entry.revision <= newest) return;
+    newest = entry.revision;
+    const row = el(
+      "tr",
+      {},
+      el("td", { class: "num" }, entry.revision, fresh && el("span", { class: "badge" }, "new")),
+      el("td", {}, entry.type === "delete" ? el("span", { class: "badge deleted" }, "deleted") : "put"),
+      el("td", { title: entry.updated, "data-updated": entry.updated }, age(Date.parse(entry.updated), Date.now())),
+      el("td", { class: "value" }, entry.type === "put" ? JSON.stringify(entry.value, null, 2) : ""),
+    );
+    rows.append(row);
+  };
+  for (const entry of entries) addRow(entry, false);
+  show(
+    `History of ${key}`,
+    el("p", {}, "in ", bucketLink(reference), ", oldest first; changes appear as they happen"),
+    el(
+      "table",
+      { "aria-label": `History of ${key}` },
+      el(
+        "thead",
+        {},
+        el("tr", {}, ...["Revision", "Operation", "Updated", "Value"].map((name) => el("th", { scope: "col" }, name))),
+      ),
+      rows,
+    ),
+  );
+  // The key's own watch: its current value (already shown, skipped by revision), then every change.
+  const stream = new LiveStream([`${reference} ${key}`], {
+    reset: () => undefined,
+    batch: (_index, events) => {
+      for (const event of events) if (event.type === "put" || event.type === "delete") addRow(event, true);
+    },
+    refused: () => undefined,
+  });
+  const clock = window.setInterval(() => {
+    const now = Date.now();
+    for (const cell of Array.from(rows.querySelectorAll<HTMLElement>("td[data-updated]")))
+      cell.textContent = age(Date.parse(cell.dataset.updated!), now);
+  }, 1000);
+  closeView = () => {
+    stream.close();
+    window.clearInterval(clock);
+  };
 }
 
 async function machineView(name: string): Promise<void> {
