@@ -130,7 +130,12 @@ async function main(): Promise<void> {
       );
       await shoot(
         "/history/operators-agent.mcp-servers/all.docs",
-        () => page.getByRole("table", { name: "History of all.docs" }).waitFor(),
+        async () => {
+          await page.getByRole("table", { name: "History of all.docs" }).waitFor();
+          // The page is live: a change made while it is open arrives marked `new`.
+          await put("all.docs", { transport: "http", url: "https://docs.example/mcp/v2" });
+          await page.getByText("new", { exact: true }).waitFor();
+        },
         "history.png",
       );
       await shoot("/machine/m3", () => page.getByRole("link", { name: "all.github" }).first().waitFor(), "machine.png");
