@@ -16,6 +16,8 @@ export interface ConfigParts {
   readonly syncInterval?: SyncInterval | null;
   /** JetStream's `max_file_store` in bytes: the server's own file store limit, across accounts. */
   readonly maxFileStore?: number;
+  /** JetStream's `domain`: the name a leaf node's JetStream answers to across a leaf link (`$JS.<domain>.API`). */
+  readonly jetstreamDomain?: string;
   readonly cluster?: { readonly name: string; readonly listen: string; readonly routes: readonly string[] };
   readonly extra?: string;
 }
@@ -51,7 +53,8 @@ export function renderConfig(parts: ConfigParts): string {
     const sync =
       parts.syncInterval === null ? "" : `\n  sync_interval: ${quote(parts.syncInterval ?? DEFAULT_SYNC_INTERVAL)}`;
     const limit = parts.maxFileStore === undefined ? "" : `\n  max_file_store: ${parts.maxFileStore}`;
-    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}${sync}${limit}\n}`);
+    const domain = parts.jetstreamDomain === undefined ? "" : `\n  domain: ${quote(parts.jetstreamDomain)}`;
+    lines.push(`jetstream {\n  store_dir: ${quote(parts.storeDir)}${sync}${limit}${domain}\n}`);
   }
   if (parts.cluster) {
     const routes = parts.cluster.routes.map((route) => `    ${quote(route)}`).join("\n");

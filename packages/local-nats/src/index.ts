@@ -5,6 +5,8 @@ export type { ConfigParts, SyncInterval } from "./config.js";
 export { DEFAULT_SYNC_INTERVAL, renderConfig } from "./config.js";
 export type { LocalNatsErrorCode } from "./errors.js";
 export { LocalNatsError } from "./errors.js";
+export type { LeafLinkView } from "./leafnodes.js";
+export { leafLinks, leafnodePort } from "./leafnodes.js";
 export { natsGreets, reservePorts } from "./net.js";
 export type { ServerNode } from "./node.js";
 export { DEFAULT_LOG_LINES, lastLines, STOP_GRACE_MS } from "./node.js";

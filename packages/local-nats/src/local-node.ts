@@ -22,6 +22,7 @@ export interface LocalNodeOptions {
   readonly extraConfig?: string;
   readonly syncInterval?: SyncInterval;
   readonly maxFileStore?: number;
+  readonly jetstreamDomain?: string;
   readonly timeoutMs: number;
 }
 
@@ -152,6 +153,7 @@ export class LocalNode implements ServerNode {
       storeDir: this.#options.jetstream ? this.storeDir : undefined,
       syncInterval: this.#statesSyncInterval === false ? null : this.#options.syncInterval,
       maxFileStore: this.#options.maxFileStore,
+      jetstreamDomain: this.#options.jetstreamDomain,
       cluster: this.#options.cluster,
       extra: this.#options.extraConfig,
     });

@@ -49,6 +49,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Nat
       extraConfig: options.config,
       syncInterval: options.syncInterval,
       ...(options.maxFileStore === undefined ? {} : { maxFileStore: options.maxFileStore }),
+      ...(options.jetstreamDomain === undefined ? {} : { jetstreamDomain: options.jetstreamDomain }),
       timeoutMs,
     });
     try {

@@ -14,6 +14,8 @@ export interface NodeSpec {
   readonly syncInterval?: SyncInterval;
   /** JetStream's `max_file_store` in bytes; undefined: the server's default (75 % of the disk). */
   readonly maxFileStore?: number;
+  /** JetStream's `domain`; undefined: none. */
+  readonly jetstreamDomain?: string;
   readonly timeoutMs: number;
 }
 
@@ -40,6 +42,11 @@ export interface StartServerOptions {
   readonly syncInterval?: SyncInterval;
   /** JetStream's `max_file_store` in bytes: the server's own file store limit. Default the server's (75 % of the disk). */
   readonly maxFileStore?: number;
+  /**
+   * JetStream's `domain`: a leaf node's own JetStream, reached from across a leaf link as `$JS.<domain>.API`
+   * (docs/decisions/0013-sites-on-leaf-nodes.md). Default none.
+   */
+  readonly jetstreamDomain?: string;
   /** server_name, and part of the temp dir's name. Default a unique "nats-…". */
   readonly name?: string;
   /** Deadline for the server to accept clients, per start. Default 15 000 ms. */

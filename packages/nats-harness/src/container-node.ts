@@ -141,6 +141,7 @@ export class ContainerNode implements ServerNode {
       monitorPort: MONITOR_PORT,
       storeDir: this.#options.jetstream ? this.storeDir : undefined,
       syncInterval: this.#options.syncInterval,
+      jetstreamDomain: this.#options.jetstreamDomain,
       cluster: this.#options.cluster,
       extra: this.#options.extraConfig,
     });
