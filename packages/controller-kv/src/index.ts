@@ -23,6 +23,8 @@ export type { ControllerKvErrorCode } from "./errors.js";
 export { ControllerKvError } from "./errors.js";
 export { issueBuckets } from "./issue.js";
 export { describeLoss } from "./loss.js";
+export type { KvMirrorConfig } from "./mirror-config.js";
+export { desiredMirrorConfig, domainApiPrefix } from "./mirror-config.js";
 export { MAX_REPLICAS } from "./options.js";
 export { raise } from "./raise.js";
 export { SUPPORTED_SERVER_FLOOR, serverDefects } from "./server-floor.js";
