@@ -14,3 +14,12 @@ export function recordProven(serverVersion: string, fact: string, value: string 
   const version = serverVersion.startsWith("v") ? serverVersion : `v${serverVersion}`;
   appendFileSync(join(dir, `${version}.jsonl`), `${JSON.stringify({ fact, value: String(value) })}\n`);
 }
+
+/** Whether a server version (`2.10.27`, `2.14.0-RC.1`) is `wanted` or newer, by major, minor and patch. */
+export function versionAtLeast(version: string, wanted: [number, number, number]): boolean {
+  const parts = version.split(/[.-]/).slice(0, 3).map(Number);
+  for (let index = 0; index < 3; index++) {
+    if (parts[index]! !== wanted[index]) return parts[index]! > wanted[index]!;
+  }
+  return true;
+}

@@ -5,20 +5,12 @@ import { startTestServer } from "@mesh/nats-harness";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { recordProven } from "./proven.js";
+import { recordProven, versionAtLeast } from "./proven.js";
 
 /**
  * Facts about the installed nats-server that the design depends on, measured again on every run so a
  * server upgrade that changes them is noticed. docs/decisions/0004-full-buckets-and-nats-server-4771.md.
  */
-
-function atLeast(version: string, wanted: [number, number, number]): boolean {
-  const parts = version.split(/[.-]/).slice(0, 3).map(Number);
-  for (let index = 0; index < 3; index++) {
-    if (parts[index]! !== wanted[index]) return parts[index]! > wanted[index]!;
-  }
-  return true;
-}
 
 describe("the installed nats-server", () => {
   it("keeps every key of a full discard-new bucket only from 2.10.5 on (nats-server#4771)", async () => {
@@ -53,7 +45,7 @@ describe("the installed nats-server", () => {
           ? "refuses the write, keeps every key"
           : `accepts the write, evicts the oldest key (first seq ${state.first_seq})`,
       );
-      if (atLeast(version, [2, 10, 5])) {
+      if (versionAtLeast(version, [2, 10, 5])) {
         expect(edge, `nats-server ${version} should refuse a write that does not fit`).toBe("refused");
         expect(state.first_seq).toBe(1);
       } else {
