@@ -31,6 +31,10 @@ const alias = readdirSync(`${root}packages`).flatMap((dir) => {
 // no nats-server can be found (test/no-nats-server.ts), so a server test named as a unit test fails there, not
 // passes by luck: `pnpm vitest run --project unit` needs nothing but Node.
 const SERVER_TESTS = "**/*.nats.test.ts";
+// A test that runs a development tool over the repository (the TypeScript compiler, biome, changesets, a script over
+// every package) is `*.tool.test.ts`: a second or more of a tool's own start and work each, so they run in their own
+// project, `tools` (part of `vitest run`, hence `pnpm test` and scripts/test.sh), not in the quick unit project.
+const TOOL_TESTS = "**/*.tool.test.ts";
 const packageTests = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"];
 const workspaceTests = ["integration/src/**/*.test.ts", "bench/src/**/*.test.ts", "examples/*/src/**/*.test.ts"];
 
@@ -43,10 +47,24 @@ export default defineConfig({
         test: {
           name: "unit",
           include: [...packageTests, ...workspaceTests],
-          exclude: ["**/node_modules/**", SERVER_TESTS],
+          exclude: ["**/node_modules/**", SERVER_TESTS, TOOL_TESTS],
+          // One worker keeps the modules it has imported from file to file instead of a fresh process and module
+          // graph per file: the unit tests change no module's state (no vi.mock, no stubbed globals; the one fake
+          // clock is put back after each test), and importing the graph again was most of the project's time.
+          isolate: false,
           setupFiles: [`${root}test/no-nats-server.ts`],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: "tools",
+          include: [...packageTests, ...workspaceTests].map((glob) => glob.replace(/\.test\.ts$/, ".tool.test.ts")),
+          setupFiles: [`${root}test/no-nats-server.ts`],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
         },
       },
       {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reservePorts } from "@mesh/local-nats";
 import { afterAll, expect, it } from "vitest";
-import { meshState } from "../test/mesh-state.js";
+import { meshStateInProcess } from "../test/mesh-state.js";
 
 const dir = mkdtempSync(join(tmpdir(), "connect-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,12 +17,12 @@ it("names the server and what was tried when nothing listens there", async () =>
     ["ls", "agent.notes", "--server", url],
     ["raise", "--catalogue", dir, "--server", url, "--plan"],
   ]) {
-    const result = await meshState(args);
+    const result = await meshStateInProcess(args);
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(`cannot connect to ${url} (tried 1 server, 1 attempt each): connection refused`);
     expect(result.stderr).toMatch(/is nats-server running there.*--server URL or --context NAME/);
   }
   const [other] = await reservePorts(1);
-  const two = await meshState(["ls", "agent.notes", "--server", `${url},nats://127.0.0.1:${other}`]);
+  const two = await meshStateInProcess(["ls", "agent.notes", "--server", `${url},nats://127.0.0.1:${other}`]);
   expect(two.stderr).toContain(`cannot connect to ${url}, nats://127.0.0.1:${other} (tried 2 servers, 1 attempt each)`);
 });

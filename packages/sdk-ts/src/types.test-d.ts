@@ -1,4 +1,4 @@
-// Type tests, checked by `tsc --noEmit` (the package's typecheck) and by type-tests.test.ts, which also
+// Type tests, checked by `tsc --noEmit` (the package's typecheck) and by type-tests.tool.test.ts, which also
 // proves that every @ts-expect-error below marks a real error.
 import type { Consistency, JsonValue } from "@mesh/state-protocol";
 import { expectTypeOf } from "vitest";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { meshState } from "../../test/mesh-state.js";
+import { meshStateInProcess } from "../../test/mesh-state.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -16,7 +16,7 @@ function write(files: Record<string, string>): string {
   return dir;
 }
 
-const check = (args: string[], cwd: string) => meshState(["check", ...args], { cwd });
+const check = (args: string[], cwd: string) => meshStateInProcess(["check", ...args], { cwd });
 
 it("check: a good catalogue passes", async () => {
   const dir = write({
