@@ -17,7 +17,7 @@ import {
   SERVER_HELP_OPTIONS,
   type ServerOptions,
 } from "./connect.js";
-import { UsageError } from "./types.js";
+import { type CliIo, type Command, defineCommand, type Parsed, UsageError } from "./types.js";
 
 /**
  * What `ls`, `get`, `watch` and `history` share: they read one bucket through runtime-state's service, with
@@ -189,4 +189,54 @@ export function table(rows: readonly (readonly string[])[]): string {
         .trimEnd(),
     )
     .join("\n");
+}
+
+/** The reader options as parsed. */
+export type ReaderValues = Parsed<typeof READER_ARG_OPTIONS, true>["values"];
+
+interface ReaderCommandBase {
+  name: string;
+  summary: string;
+  help: string;
+}
+type ReaderRun<Argument> = (
+  reader: BucketReader,
+  argument: Argument,
+  values: ReaderValues,
+  io: CliIo,
+) => Promise<number>;
+
+/**
+ * A command that reads one bucket (`ls`, `get`, `history`, `watch`): the reader options, then BUCKET and one
+ * more positional, a KEY it needs (`keyUsage` is the usage line without one) or else an optional FILTER. The
+ * KEY is checked before anything connects; the bucket reader is opened for the run and closed after it.
+ */
+export function defineReaderCommand(
+  declaration: ReaderCommandBase & { keyUsage: string; run: ReaderRun<string> },
+): Command;
+export function defineReaderCommand(
+  declaration: ReaderCommandBase & { keyUsage?: undefined; run: ReaderRun<string | undefined> },
+): Command;
+export function defineReaderCommand(
+  declaration: ReaderCommandBase & { keyUsage?: string; run: ReaderRun<string> | ReaderRun<string | undefined> },
+): Command {
+  const { name, summary, help, keyUsage } = declaration;
+  return defineCommand({
+    name,
+    summary,
+    help,
+    options: READER_ARG_OPTIONS,
+    positionals: true,
+    async run({ values, positionals }, io) {
+      const [reference, argument] = positionals;
+      if (keyUsage !== undefined && argument === undefined) throw new UsageError(keyUsage);
+      const reader = await openBucketReader(reference, values, name, io.env);
+      try {
+        // With a keyUsage the KEY is there (checked above); without, the run takes an absent FILTER.
+        return await (declaration.run as ReaderRun<string | undefined>)(reader, argument, values, io);
+      } finally {
+        await reader.close();
+      }
+    },
+  });
 }

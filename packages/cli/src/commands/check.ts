@@ -1,7 +1,6 @@
 import { relative } from "node:path";
-import { parseArgs } from "node:util";
 import { checkManifestFiles, readManifestFiles } from "../catalogue-files.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state check PATH...
 
@@ -15,12 +14,13 @@ Example:
   # manifests/agent.json state.applied.history: at most 64, got 100
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "check",
   summary: "check manifests and the catalogue they make (no server)",
   help: HELP,
-  async run(argv, io) {
-    const { positionals } = parseArgs({ args: argv, allowPositionals: true, options: {} });
+  options: {},
+  positionals: true,
+  async run({ positionals }, io) {
     if (positionals.length === 0) throw new UsageError("give at least one manifest file or folder");
     const files = await readManifestFiles(positionals, io.cwd);
     if (files.length === 0) throw new UsageError(`no manifest (*.json) in ${positionals.join(", ")}`);
@@ -38,4 +38,4 @@ export const command: Command = {
     io.stdout.write(`${count}: no problems\n`);
     return 0;
   },
-};
+});

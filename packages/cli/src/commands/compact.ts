@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { type CompactReport, compact } from "@mesh/controller-kv";
 import { DURATION_PATTERN, durationToMilliseconds } from "@mesh/manifest-schema";
 import { pino } from "pino";
@@ -6,7 +5,7 @@ import { loadEachManifest } from "../catalogue-files.js";
 import { connectAsController, SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
 import { runAsController } from "../controller-run.js";
 import { formatReportTable } from "../report-table.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state compact --catalogue DIR --older-than DURATION [--plan] [--format text|json]
                           [--server URL | --context NAME] [--creds FILE | --user U --password P]
@@ -33,22 +32,19 @@ Example:
     --user controller --password "$STATE_PASSWORD" --format json
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "compact",
   summary: "remove delete markers older than a duration from every declared bucket",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        ...SERVER_ARG_OPTIONS,
-        catalogue: { type: "string" },
-        "older-than": { type: "string" },
-        plan: { type: "boolean", default: false },
-        format: { type: "string", default: "text" },
-        json: { type: "boolean", default: false },
-      },
-    });
+  options: {
+    ...SERVER_ARG_OPTIONS,
+    catalogue: { type: "string" },
+    "older-than": { type: "string" },
+    plan: { type: "boolean", default: false },
+    format: { type: "string", default: "text" },
+    json: { type: "boolean", default: false },
+  },
+  async run({ values }, io) {
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
     const olderThan = values["older-than"];
     if (!olderThan) throw new UsageError("--older-than DURATION is required (90s, 15m, 24h, 7d)");
@@ -74,7 +70,7 @@ export const command: Command = {
     if (failure) io.stderr.write(`mesh-state compact: ${failure.message}\n`);
     return report.failed.length > 0 ? 1 : 0;
   },
-};
+});
 
 /** One line per bucket: what was found, what went, and the stream's size before and after. */
 export function formatCompaction(report: CompactReport, olderThan: string): string {

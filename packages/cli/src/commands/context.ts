@@ -1,8 +1,7 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { composeInspectorGrant } from "@mesh/grant-composer";
 import { writeNatsContext } from "../nats-context.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state context --inspector --server URL (--password PW | --creds FILE | --nkey FILE)
                          [--user NAME] [--name CONTEXT] [--select] [--force]
@@ -31,25 +30,22 @@ Example:
   mesh-state ls operators-agent.mcp-servers --context mesh-inspector
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "context",
   summary: "write a NATS CLI context for the inspector (natscli and mesh-state read buckets with it)",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        inspector: { type: "boolean", default: false },
-        server: { type: "string" },
-        user: { type: "string" },
-        password: { type: "string" },
-        creds: { type: "string" },
-        nkey: { type: "string" },
-        name: { type: "string", default: "mesh-inspector" },
-        select: { type: "boolean", default: false },
-        force: { type: "boolean", default: false },
-      },
-    });
+  options: {
+    inspector: { type: "boolean", default: false },
+    server: { type: "string" },
+    user: { type: "string" },
+    password: { type: "string" },
+    creds: { type: "string" },
+    nkey: { type: "string" },
+    name: { type: "string", default: "mesh-inspector" },
+    select: { type: "boolean", default: false },
+    force: { type: "boolean", default: false },
+  },
+  async run({ values }, io) {
     if (!values.inspector)
       throw new UsageError("--inspector is required: the inspector's is the one context this command writes");
     if (!values.server) throw new UsageError("--server URL is required");
@@ -79,4 +75,4 @@ export const command: Command = {
     );
     return 0;
   },
-};
+});

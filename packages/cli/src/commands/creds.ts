@@ -1,9 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { composeMachineGrant, issueUserCredentials } from "@mesh/grant-composer";
 import { assignedModules, loadCatalogue } from "../catalogue-files.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state creds --catalogue DIR --machine NAME --assign MOD[,MOD...] --account AKEY
                         --signing-key FILE [--user-seed FILE] [--out FILE]
@@ -28,23 +27,20 @@ Example:
   mesh-state ls operators-agent.mcp-servers --server nats://10.0.0.5:4222 --creds node-1.creds
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "creds",
   summary: "issue a machine's signed user JWT and .creds file (decentralized auth; no server)",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        catalogue: { type: "string" },
-        machine: { type: "string" },
-        assign: { type: "string" },
-        account: { type: "string" },
-        "signing-key": { type: "string" },
-        "user-seed": { type: "string" },
-        out: { type: "string" },
-      },
-    });
+  options: {
+    catalogue: { type: "string" },
+    machine: { type: "string" },
+    assign: { type: "string" },
+    account: { type: "string" },
+    "signing-key": { type: "string" },
+    "user-seed": { type: "string" },
+    out: { type: "string" },
+  },
+  async run({ values }, io) {
     for (const required of ["catalogue", "machine", "assign", "account", "signing-key"] as const) {
       if (values[required] === undefined) throw new UsageError(`--${required} is required`);
     }
@@ -63,4 +59,4 @@ export const command: Command = {
     io.stdout.write(`${out}: ${grant.user} (${issued.publicKey}), inbox prefix ${grant.inboxPrefix}\n`);
     return 0;
   },
-};
+});

@@ -1,6 +1,4 @@
-import { parseArgs } from "node:util";
-import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
-import { type Command, UsageError } from "../types.js";
+import { defineReaderCommand, READER_HELP_OPTIONS } from "../bucket-reader.js";
 
 const HELP = `Usage: mesh-state get BUCKET KEY [--server URL | --context NAME] [auth options]
        [--consistency session|strong|local] [--json]
@@ -18,27 +16,19 @@ Example:
   mesh-state get operators-agent.mcp-servers all.github --context mesh-inspector --consistency strong
 `;
 
-export const command: Command = {
+export const command = defineReaderCommand({
   name: "get",
   summary: "print one key's current value",
   help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
-    const [reference, key] = positionals;
-    if (key === undefined)
-      throw new UsageError("give BUCKET and KEY: mesh-state get operators-agent.mcp-servers all.github");
-    const reader = await openBucketReader(reference, values, "get", io.env);
-    try {
-      const entry = await reader.call("mesh/state.get", { key });
-      if (values.json) io.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
-      else if (entry === null) io.stderr.write(`${reader.reference}: no key ${key} (absent or deleted)\n`);
-      else {
-        io.stdout.write(`key       ${entry.key}\nrevision  ${entry.revision}\nupdated   ${entry.updated}\n`);
-        io.stdout.write(`value     ${JSON.stringify(entry.value, null, 2).replaceAll("\n", "\n          ")}\n`);
-      }
-      return entry === null ? 1 : 0;
-    } finally {
-      await reader.close();
+  keyUsage: "give BUCKET and KEY: mesh-state get operators-agent.mcp-servers all.github",
+  async run(reader, key, values, io) {
+    const entry = await reader.call("mesh/state.get", { key });
+    if (values.json) io.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
+    else if (entry === null) io.stderr.write(`${reader.reference}: no key ${key} (absent or deleted)\n`);
+    else {
+      io.stdout.write(`key       ${entry.key}\nrevision  ${entry.revision}\nupdated   ${entry.updated}\n`);
+      io.stdout.write(`value     ${JSON.stringify(entry.value, null, 2).replaceAll("\n", "\n          ")}\n`);
     }
+    return entry === null ? 1 : 0;
   },
-};
+});

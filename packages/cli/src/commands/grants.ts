@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   composeInspectorGrant,
   composeMachineGrant,
@@ -6,7 +5,7 @@ import {
   renderStateAccountConfig,
 } from "@mesh/grant-composer";
 import { assignedModules, loadCatalogue } from "../catalogue-files.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state grants --catalogue DIR --machine NAME --assign MOD[,MOD...] [--format json|conf]
                          [--nkey UKEY | --password PASSWORD]
@@ -36,24 +35,21 @@ Example:
   mesh-state grants --catalogue examples/operators-agent/manifests --inspector --format conf --nkey "$UKEY"
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "grants",
   summary: "print the composed NATS permissions of one machine (no server)",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        catalogue: { type: "string" },
-        machine: { type: "string" },
-        inspector: { type: "boolean", default: false },
-        user: { type: "string" },
-        assign: { type: "string" },
-        format: { type: "string", default: "json" },
-        nkey: { type: "string" },
-        password: { type: "string" },
-      },
-    });
+  options: {
+    catalogue: { type: "string" },
+    machine: { type: "string" },
+    inspector: { type: "boolean", default: false },
+    user: { type: "string" },
+    assign: { type: "string" },
+    format: { type: "string", default: "json" },
+    nkey: { type: "string" },
+    password: { type: "string" },
+  },
+  async run({ values }, io) {
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
     if (values.inspector && (values.machine || values.assign !== undefined))
       throw new UsageError("give --inspector or --machine/--assign, not both");
@@ -79,4 +75,4 @@ export const command: Command = {
     io.stdout.write(renderStateAccountConfig({ users: [{ grant, ...auth }] }));
     return 0;
   },
-};
+});

@@ -1,6 +1,4 @@
-import { parseArgs } from "node:util";
-import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
-import { type Command, UsageError } from "../types.js";
+import { defineReaderCommand, preview, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
 
 const HELP = `Usage: mesh-state history BUCKET KEY [--server URL | --context NAME] [auth options]
        [--consistency session|strong|local] [--json]
@@ -17,32 +15,24 @@ Example:
   mesh-state history operators-agent.mcp-servers all.github --context mesh-inspector
 `;
 
-export const command: Command = {
+export const command = defineReaderCommand({
   name: "history",
   summary: "print the kept revisions of one key, deletes included",
   help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
-    const [reference, key] = positionals;
-    if (key === undefined)
-      throw new UsageError("give BUCKET and KEY: mesh-state history operators-agent.mcp-servers all.github");
-    const reader = await openBucketReader(reference, values, "history", io.env);
-    try {
-      const { entries } = await reader.call("mesh/state.history", { key });
-      if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-      else if (entries.length === 0) io.stdout.write(`${reader.reference}: no history for ${key}\n`);
-      else {
-        const rows = entries.map((entry) => [
-          String(entry.revision),
-          entry.updated,
-          entry.type,
-          entry.type === "put" ? preview(entry.value) : "",
-        ]);
-        io.stdout.write(`${table([["REVISION", "UPDATED", "OP", "VALUE"], ...rows])}\n`);
-      }
-      return 0;
-    } finally {
-      await reader.close();
+  keyUsage: "give BUCKET and KEY: mesh-state history operators-agent.mcp-servers all.github",
+  async run(reader, key, values, io) {
+    const { entries } = await reader.call("mesh/state.history", { key });
+    if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    else if (entries.length === 0) io.stdout.write(`${reader.reference}: no history for ${key}\n`);
+    else {
+      const rows = entries.map((entry) => [
+        String(entry.revision),
+        entry.updated,
+        entry.type,
+        entry.type === "put" ? preview(entry.value) : "",
+      ]);
+      io.stdout.write(`${table([["REVISION", "UPDATED", "OP", "VALUE"], ...rows])}\n`);
     }
+    return 0;
   },
-};
+});

@@ -1,7 +1,5 @@
-import { parseArgs } from "node:util";
 import type { WireEntry } from "@mesh/state-protocol";
-import { openBucketReader, preview, READER_ARG_OPTIONS, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
-import type { Command } from "../types.js";
+import { defineReaderCommand, preview, READER_HELP_OPTIONS, table } from "../bucket-reader.js";
 
 const HELP = `Usage: mesh-state ls BUCKET [FILTER] [--server URL | --context NAME] [auth options]
        [--consistency session|strong|local] [--json]
@@ -19,32 +17,25 @@ Example:
   mesh-state ls operators-agent.mcp-servers --context mesh-inspector   # the inspector's NATS CLI context
 `;
 
-export const command: Command = {
+export const command = defineReaderCommand({
   name: "ls",
   summary: "list a bucket's current keys and values",
   help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
-    const [reference, filter] = positionals;
-    const reader = await openBucketReader(reference, values, "ls", io.env);
-    try {
-      const { keys } = await reader.call("mesh/state.keys", filter === undefined ? {} : { filter });
-      const entries: WireEntry[] = [];
-      for (const key of keys.sort()) {
-        // A key deleted since the listing reads as null: it is simply no longer current.
-        const entry = await reader.call("mesh/state.get", { key });
-        if (entry) entries.push(entry);
-      }
-      if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-      else if (entries.length === 0)
-        io.stdout.write(`${reader.reference}: no keys${filter ? ` matching ${filter}` : ""}\n`);
-      else {
-        const rows = entries.map((entry) => [entry.key, String(entry.revision), entry.updated, preview(entry.value)]);
-        io.stdout.write(`${table([["KEY", "REVISION", "UPDATED", "VALUE"], ...rows])}\n`);
-      }
-      return 0;
-    } finally {
-      await reader.close();
+  async run(reader, filter, values, io) {
+    const { keys } = await reader.call("mesh/state.keys", filter === undefined ? {} : { filter });
+    const entries: WireEntry[] = [];
+    for (const key of keys.sort()) {
+      // A key deleted since the listing reads as null: it is simply no longer current.
+      const entry = await reader.call("mesh/state.get", { key });
+      if (entry) entries.push(entry);
     }
+    if (values.json) io.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    else if (entries.length === 0)
+      io.stdout.write(`${reader.reference}: no keys${filter ? ` matching ${filter}` : ""}\n`);
+    else {
+      const rows = entries.map((entry) => [entry.key, String(entry.revision), entry.updated, preview(entry.value)]);
+      io.stdout.write(`${table([["KEY", "REVISION", "UPDATED", "VALUE"], ...rows])}\n`);
+    }
+    return 0;
   },
-};
+});

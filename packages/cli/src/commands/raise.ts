@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   describeLoss,
   describeServerShortfall,
@@ -14,7 +13,7 @@ import { connectAsController, resolveServerOptions, SERVER_ARG_OPTIONS, SERVER_H
 import { runAsController } from "../controller-run.js";
 import { describeFailure, EXIT, formatFailure } from "../failure.js";
 import { formatReportTable } from "../report-table.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 
 const HELP = `Usage: mesh-state raise --catalogue DIR [--server URL | --context NAME] [--creds FILE | --user U --password P]
                         [--replicas N] [--plan] [--json] [--accept-loss BUCKET]... [--log-level LEVEL]
@@ -58,28 +57,25 @@ Example:
   mesh-state raise --catalogue ./manifests --context state-controller   # a NATS CLI context
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "raise",
   summary: "create and update the declared buckets; report conflicts, orphans and dangling reads",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        ...SERVER_ARG_OPTIONS,
-        catalogue: { type: "string" },
-        replicas: { type: "string", default: "1" },
-        plan: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        "accept-loss": { type: "string", multiple: true, default: [] },
-        "allow-unsupported-server": { type: "boolean", default: false },
-        "log-level": { type: "string", default: "info" },
-        "fleet-size": { type: "string" },
-        "max-consumers": { type: "string", multiple: true, default: [] },
-        monitor: { type: "string", multiple: true, default: [] },
-        wait: { type: "string", default: "60" },
-      },
-    });
+  options: {
+    ...SERVER_ARG_OPTIONS,
+    catalogue: { type: "string" },
+    replicas: { type: "string", default: "1" },
+    plan: { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+    "accept-loss": { type: "string", multiple: true, default: [] },
+    "allow-unsupported-server": { type: "boolean", default: false },
+    "log-level": { type: "string", default: "info" },
+    "fleet-size": { type: "string" },
+    "max-consumers": { type: "string", multiple: true, default: [] },
+    monitor: { type: "string", multiple: true, default: [] },
+    wait: { type: "string", default: "60" },
+  },
+  async run({ values }, io) {
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
     const level = values["log-level"];
     if (!LOG_LEVELS.includes(level as Level | "silent"))
@@ -122,7 +118,7 @@ export const command: Command = {
     const problems = report.conflicts.length + report.failed.length + report.notAttempted.length;
     return problems > 0 || report.storeShortfall || report.serverShortfall ? EXIT.failed : EXIT.ok;
   },
-};
+});
 
 /** What a raise that failed with a report changed: what it created or updated; a create with no answer may be made. */
 function changedBy(report: RaiseReport): "nothing" | "partly" | "unknown" {

@@ -1,8 +1,7 @@
-import { parseArgs } from "node:util";
 import { formatProofTable, runGrantProof } from "@mesh/grant-proof";
 import type { Catalogue } from "@mesh/manifest-schema";
 import { loadCatalogue } from "../catalogue-files.js";
-import type { Command } from "../types.js";
+import { defineCommand } from "../types.js";
 
 const HELP = `Usage: mesh-state verify-grants [--catalogue DIR] [--failures-only]
 
@@ -27,15 +26,12 @@ Example:
   # 131 checks on nats-server 2.9.10 in 16.2 s: all pass
 `;
 
-export const command: Command = {
+export const command = defineCommand({
   name: "verify-grants",
   summary: "prove the composed grants on the installed nats-server; prints a pass/fail table",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: { catalogue: { type: "string" }, "failures-only": { type: "boolean", default: false } },
-    });
+  options: { catalogue: { type: "string" }, "failures-only": { type: "boolean", default: false } },
+  async run({ values }, io) {
     const catalogue: Catalogue | undefined = values.catalogue
       ? await loadCatalogue(values.catalogue, io.cwd)
       : undefined;
@@ -50,4 +46,4 @@ export const command: Command = {
     );
     return failed.length === 0 ? 0 : 1;
   },
-};
+});

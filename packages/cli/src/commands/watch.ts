@@ -1,8 +1,6 @@
-import { parseArgs } from "node:util";
 import type { WireWatchEvent } from "@mesh/state-protocol";
-import { openBucketReader, READER_ARG_OPTIONS, READER_HELP_OPTIONS } from "../bucket-reader.js";
+import { defineReaderCommand, READER_HELP_OPTIONS } from "../bucket-reader.js";
 import { STOP_SIGNALS } from "../signals.js";
-import type { Command } from "../types.js";
 
 const HELP = `Usage: mesh-state watch BUCKET [FILTER] [--server URL | --context NAME] [auth options]
        [--consistency session|strong|local] [--json]
@@ -35,14 +33,11 @@ function describe(event: WireWatchEvent, initial: number): string {
   }
 }
 
-export const command: Command = {
+export const command = defineReaderCommand({
   name: "watch",
   summary: "print a bucket's current values, then every change until Ctrl-C",
   help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseArgs({ args: argv, options: READER_ARG_OPTIONS, allowPositionals: true });
-    const [reference, filter] = positionals;
-    const reader = await openBucketReader(reference, values, "watch", io.env);
+  async run(reader, filter, values, io) {
     let finish: (code: number) => void = () => undefined;
     const finished = new Promise<number>((resolve) => {
       finish = resolve;
@@ -73,7 +68,6 @@ export const command: Command = {
       return await finished;
     } finally {
       for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-      await reader.close();
     }
   },
-};
+});

@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { connectAsReader } from "../bucket-reader.js";
 import { loadCatalogue } from "../catalogue-files.js";
 import { SERVER_ARG_OPTIONS, SERVER_HELP_OPTIONS } from "../connect.js";
 import { STOP_SIGNALS } from "../signals.js";
-import { type Command, UsageError } from "../types.js";
+import { defineCommand, UsageError } from "../types.js";
 import { parseMachines } from "./model.js";
 import { startUiServer } from "./server.js";
 
@@ -45,21 +44,18 @@ async function readPageScript(): Promise<Buffer> {
   }
 }
 
-export const command: Command = {
+export const command = defineCommand({
   name: "ui",
   summary: "serve a read-only live web view of the catalogue, buckets and machines on loopback",
   help: HELP,
-  async run(argv, io) {
-    const { values } = parseArgs({
-      args: argv,
-      options: {
-        ...SERVER_ARG_OPTIONS,
-        catalogue: { type: "string" },
-        machine: { type: "string", multiple: true, default: [] },
-        port: { type: "string", default: "0" },
-        listen: { type: "string" },
-      },
-    });
+  options: {
+    ...SERVER_ARG_OPTIONS,
+    catalogue: { type: "string" },
+    machine: { type: "string", multiple: true, default: [] },
+    port: { type: "string", default: "0" },
+    listen: { type: "string" },
+  },
+  async run({ values }, io) {
     if (!values.catalogue) throw new UsageError("--catalogue DIR is required");
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port takes 0 to 65535");
@@ -95,4 +91,4 @@ export const command: Command = {
       await reader.connection.close().catch(() => undefined);
     }
   },
-};
+});

@@ -1,11 +1,12 @@
 import { startMesh } from "@mesh/dev-mesh";
 import { composeInspectorGrant } from "@mesh/grant-composer";
 import { type Manifest, parseCatalogue } from "@mesh/manifest-schema";
-import { keySeen, watchForKey } from "@mesh/nats-harness";
+import { chromiumPath, keySeen, startUi, type UiOptions, type UiProcess, watchForKey } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { catalogueFolder, chromiumPath, startUi, type UiProcess } from "../../test/ui-process.js";
+import { MAIN } from "../../test/mesh-state.js";
+import { catalogueFolder } from "../../test/ui-process.js";
 
 // The web view in a real browser (Debian's Chromium through playwright-core) against a real mesh from the
 // fixture: the built CLI serves it as the inspector, the fixture's machine m1 writes through runtime-state.
@@ -18,11 +19,12 @@ const manifests: Manifest[] = [
 ];
 const catalogue = parseCatalogue(manifests);
 const inspectorCatalogue = parseCatalogue(manifests.filter((manifest) => manifest.name !== "keeper"));
+const machines = { m1: ["agent"], m2: ["dashboard"], m3: ["other"] };
 
 let mesh: Awaited<ReturnType<typeof startMesh>>;
 let ui: UiProcess;
 let browser: Browser;
-let uiArgs: string[];
+let uiOptions: UiOptions;
 let put: (key: string, value: unknown) => Promise<unknown>;
 let remove: (key: string) => Promise<unknown>;
 let closeOwner: () => Promise<void>;
@@ -31,7 +33,7 @@ beforeAll(async () => {
   const executablePath = await chromiumPath();
   mesh = await startMesh({
     catalogue,
-    machines: { m1: ["agent"], m2: ["dashboard"], m3: ["other"] },
+    machines,
     users: { inspector: composeInspectorGrant({ catalogue: inspectorCatalogue }) },
   });
   const owner = createStateService({ connection: await mesh.connect("m1"), membership: mesh.membership("agent") });
@@ -42,23 +44,15 @@ beforeAll(async () => {
   await put("m1.filesystem", { command: "fs" });
   await put("m2.docs", { command: "docs" });
   const { user, password } = mesh.credentials("inspector");
-  uiArgs = [
-    "--catalogue",
-    await catalogueFolder(manifests),
-    "--machine",
-    "m1=agent",
-    "--machine",
-    "m2=dashboard",
-    "--machine",
-    "m3=other",
-    "--server",
-    mesh.urls[0]!,
-    "--user",
+  uiOptions = {
+    main: MAIN,
+    catalogue: await catalogueFolder(manifests),
+    machines,
+    server: mesh.urls[0]!,
     user,
-    "--password",
     password,
-  ];
-  ui = await startUi(uiArgs);
+  };
+  ui = await startUi(uiOptions);
   browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
 });
 
@@ -204,7 +198,7 @@ it("says when its server went away, and reconnects by itself when it is back", a
   const port = new URL(ui.url).port;
   expect(await ui.stop()).toBe(0);
   await status.filter({ hasText: "went away" }).waitFor();
-  ui = await startUi([...uiArgs, "--port", port]);
+  ui = await startUi({ ...uiOptions, args: ["--port", port] });
   await status.filter({ hasText: /^live$/ }).waitFor();
   await put("all.back", { again: true });
   await page
