@@ -3,14 +3,13 @@
 //   node bench/dist/web-view.js            a screenshot of each view into docs/guides/web-view/
 //   node bench/dist/web-view.js --measure  first render of a 10,000-key bucket, and put -> screen p50/p99
 // A measurement, not a test: it prints figures (docs/guides/web-view.md keeps them with the machine's load).
-import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startMesh } from "@mesh/dev-mesh";
 import { composeInspectorGrant } from "@mesh/grant-composer";
 import { parseCatalogue } from "@mesh/manifest-schema";
-import { keySeen, watchForKey } from "@mesh/nats-harness";
+import { chromiumPath, keySeen, startUi, watchForKey } from "@mesh/nats-harness";
 import { createStateService } from "@mesh/runtime-state";
 import { chromium } from "playwright-core";
 
@@ -57,31 +56,17 @@ async function main(): Promise<void> {
   }
 
   const { user, password } = mesh.credentials("inspector");
-  const ui = spawn(
-    process.execPath,
-    [
-      CLI,
-      "ui",
-      "--catalogue",
-      manifestDir,
-      ...Object.entries(machines).flatMap(([machine, modules]) => ["--machine", `${machine}=${modules.join(",")}`]),
-      "--server",
-      mesh.urls[0]!,
-      "--user",
-      user,
-      "--password",
-      password,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    ui.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-      const found = /mesh-state ui: (\S+)/.exec(chunk);
-      if (found) resolve(found[1]!);
-    });
-    ui.once("exit", (code) => reject(new Error(`mesh-state ui exited with ${code}`)));
+  const ui = await startUi({
+    main: CLI,
+    catalogue: manifestDir,
+    machines,
+    server: mesh.urls[0]!,
+    user,
+    password,
+    echoStderr: true,
   });
-  const executablePath = execFileSync("bash", [`${ROOT}scripts/chromium.sh`], { encoding: "utf8" }).trim();
+  const { url } = ui;
+  const executablePath = await chromiumPath();
   const browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -142,7 +127,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await browser.close();
-    ui.kill("SIGTERM");
+    await ui.stop();
     await owner.close();
   }
 }
