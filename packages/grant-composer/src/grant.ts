@@ -6,17 +6,8 @@ import {
   parseReadReference,
 } from "@mesh/manifest-schema";
 import { GrantError } from "./errors.js";
-import {
-  bucketCompactionSubjects,
-  bucketGrantSubjects,
-  bucketInspectorSubjects,
-  controllerInboxPrefix,
-  INSPECTOR_ACCOUNT_SUBJECTS,
-  inspectorInboxPrefix,
-  machineInboxPrefix,
-  machineUser,
-  type Role,
-} from "./subjects.js";
+// The subjects of each role and inbox, one module; index.ts re-exports them by name.
+import * as subjects from "./subjects.js";
 
 /** A NATS user's permissions, as composed: allow lists only, sorted, without duplicates. */
 export interface Permissions {
@@ -57,8 +48,8 @@ export function composeMachineGrant(input: ComposeMachineGrantInput): Grant {
       `machine name ${JSON.stringify(input.machine)} is not valid: ${machine.error.issues[0]?.message}`,
     );
   }
-  const roles = new Map<string, Role>();
-  const grantBucket = (bucket: string, role: Role) => {
+  const roles = new Map<string, subjects.Role>();
+  const grantBucket = (bucket: string, role: subjects.Role) => {
     if (roles.get(bucket) !== "owner") roles.set(bucket, role);
   };
   // One lookup table, not a scan of the catalogue per module: 1,000 assignments stay linear.
@@ -78,10 +69,11 @@ export function composeMachineGrant(input: ComposeMachineGrantInput): Grant {
     }
   }
   const publish = new Set<string>();
-  for (const [bucket, role] of roles) for (const subject of bucketGrantSubjects(bucket, role)) publish.add(subject);
-  const inboxPrefix = machineInboxPrefix(input.machine);
+  for (const [bucket, role] of roles)
+    for (const subject of subjects.bucketGrantSubjects(bucket, role)) publish.add(subject);
+  const inboxPrefix = subjects.machineInboxPrefix(input.machine);
   return {
-    user: machineUser(input.machine),
+    user: subjects.machineUser(input.machine),
     inboxPrefix,
     permissions: { publish: { allow: [...publish].sort() }, subscribe: { allow: [`${inboxPrefix}.>`] } },
   };
@@ -102,7 +94,7 @@ export function composeMachineGrant(input: ComposeMachineGrantInput): Grant {
  */
 export function composeControllerGrant(options: { user?: string; catalogue?: Catalogue } = {}): Grant {
   const user = options.user ?? "controller";
-  const inboxPrefix = controllerInboxPrefix(user);
+  const inboxPrefix = subjects.controllerInboxPrefix(user);
   const publish = new Set([
     "$JS.API.INFO",
     "$JS.API.STREAM.CREATE.*",
@@ -112,7 +104,7 @@ export function composeControllerGrant(options: { user?: string; catalogue?: Cat
     "$JS.API.STREAM.UPDATE.*",
   ]);
   for (const bucket of declaredBuckets(options.catalogue ?? [])) {
-    for (const subject of bucketCompactionSubjects(bucket.bucket)) publish.add(subject);
+    for (const subject of subjects.bucketCompactionSubjects(bucket.bucket)) publish.add(subject);
   }
   return {
     user,
@@ -134,11 +126,11 @@ export function composeInspectorGrant(input: { catalogue: Catalogue; user?: stri
   const user = input.user ?? "inspector";
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(user))
     throw new GrantError("bad-user", `inspector user ${JSON.stringify(user)} is not valid: letters, digits, _ and -`);
-  const publish = new Set<string>(INSPECTOR_ACCOUNT_SUBJECTS);
+  const publish = new Set<string>(subjects.INSPECTOR_ACCOUNT_SUBJECTS);
   for (const bucket of declaredBuckets(input.catalogue)) {
-    for (const subject of bucketInspectorSubjects(bucket.bucket)) publish.add(subject);
+    for (const subject of subjects.bucketInspectorSubjects(bucket.bucket)) publish.add(subject);
   }
-  const inboxPrefix = inspectorInboxPrefix(user);
+  const inboxPrefix = subjects.inspectorInboxPrefix(user);
   return {
     user,
     inboxPrefix,
