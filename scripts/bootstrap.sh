@@ -40,18 +40,46 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$p
   export PATH="$prefix/bin:$PATH"
 fi
 
-# The pinned nats-server versions (scripts/nats-server-versions.txt), built once into the tools cache.
-# NATS_SERVER_PATHS holds "<version> <path>" lines for scripts/test.sh; the newest is the default server
-# unless the caller chose one with NATS_SERVER_BIN.
+# The pinned nats-server versions (scripts/nats-server-versions.txt), built once into the tools cache, beside the
+# install: a cold `go build` of nats-server is the longest step and needs nothing of the workspace. It runs in a
+# process group of its own, so a failed install stops it too. bootstrap_wait_servers waits for it and sets
+# NATS_SERVER_PATHS ("<version> <path>" lines for scripts/test.sh) and NATS_SERVER_BIN (the newest, unless the
+# caller chose one); a caller that sets bootstrap_defer_servers=true calls it itself, after work of its own
+# (the demo's build).
 nats_servers_options=()
 [ "${bootstrap_servers:-all}" = default ] && nats_servers_options+=(--default-only)
 [ "$bootstrap_progress" = true ] && nats_servers_options+=(--progress)
-NATS_SERVER_PATHS=$(bash "$root/scripts/nats-servers.sh" ${nats_servers_options[@]+"${nats_servers_options[@]}"})
-export NATS_SERVER_PATHS
-if [ -z "${NATS_SERVER_BIN:-}" ]; then
-  NATS_SERVER_BIN=$(printf '%s\n' "$NATS_SERVER_PATHS" | tail -n 1 | cut -d' ' -f2-)
-  export NATS_SERVER_BIN
-fi
-echo "bootstrap: nats-server for this run: $NATS_SERVER_BIN" >&2
+bootstrap_servers_out=$(mktemp)
+bootstrap_group=()
+command -v setsid >/dev/null 2>&1 && bootstrap_group=(setsid)
+${bootstrap_group[@]+"${bootstrap_group[@]}"} bash "$root/scripts/nats-servers.sh" \
+  ${nats_servers_options[@]+"${nats_servers_options[@]}"} >"$bootstrap_servers_out" &
+bootstrap_servers_pid=$!
 
-bootstrap_step "installing the dependencies (pnpm install)" pnpm install --frozen-lockfile --reporter=append-only
+bootstrap_wait_servers() {
+  if ! wait "$bootstrap_servers_pid"; then
+    rm -f "$bootstrap_servers_out"
+    return 1
+  fi
+  NATS_SERVER_PATHS=$(cat "$bootstrap_servers_out")
+  rm -f "$bootstrap_servers_out"
+  export NATS_SERVER_PATHS
+  if [ -z "${NATS_SERVER_BIN:-}" ]; then
+    NATS_SERVER_BIN=$(printf '%s\n' "$NATS_SERVER_PATHS" | tail -n 1 | cut -d' ' -f2-)
+    export NATS_SERVER_BIN
+  fi
+  echo "bootstrap: nats-server for this run: $NATS_SERVER_BIN" >&2
+}
+
+# bootstrap_stop_servers: stops the server builds (their whole process group) after a failed step.
+bootstrap_stop_servers() {
+  kill -- -"$bootstrap_servers_pid" 2>/dev/null || kill "$bootstrap_servers_pid" 2>/dev/null || true
+  wait "$bootstrap_servers_pid" 2>/dev/null || true
+  rm -f "$bootstrap_servers_out"
+}
+
+if ! bootstrap_step "installing the dependencies (pnpm install)" pnpm install --frozen-lockfile --reporter=append-only; then
+  bootstrap_stop_servers
+  exit 1
+fi
+[ "${bootstrap_defer_servers:-false}" = true ] || bootstrap_wait_servers
