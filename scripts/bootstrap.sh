@@ -28,21 +28,9 @@ bootstrap_step() {
   return 0
 }
 
-pnpm_version=$(node -p 'require("./package.json").packageManager.split("@")[1]')
-if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$pnpm_version" ]; then
-  # Node 20's corepack cannot verify current pnpm signatures, so pnpm comes from the npm registry
-  # into a private prefix, not the machine's global one.
-  prefix="${MESH_TOOLS_DIR:-$HOME/.cache/mesh-state-tools}/pnpm-$pnpm_version"
-  if [ ! -x "$prefix/bin/pnpm" ]; then
-    bootstrap_step "installing pnpm $pnpm_version into $prefix" \
-      npm install --global --prefix "$prefix" --no-audit --no-fund --loglevel=error "pnpm@$pnpm_version"
-  fi
-  export PATH="$prefix/bin:$PATH"
-fi
-
 # The pinned nats-server versions (scripts/nats-server-versions.txt), built once into the tools cache, beside the
-# install: a cold `go build` of nats-server is the longest step and needs nothing of the workspace. It runs in a
-# process group of its own, so a failed install stops it too. bootstrap_wait_servers waits for it and sets
+# installs of pnpm and of the dependencies: a cold `go build` of nats-server is the longest step (88-183 s
+# measured on 2 cores) and needs neither. It runs in a process group of its own, so a failed step stops it too. bootstrap_wait_servers waits for it and sets
 # NATS_SERVER_PATHS ("<version> <path>" lines for scripts/test.sh) and NATS_SERVER_BIN (the newest, unless the
 # caller chose one); a caller that sets bootstrap_defer_servers=true calls it itself, after work of its own
 # (the demo's build).
@@ -77,6 +65,21 @@ bootstrap_stop_servers() {
   wait "$bootstrap_servers_pid" 2>/dev/null || true
   rm -f "$bootstrap_servers_out"
 }
+
+pnpm_version=$(node -p 'require("./package.json").packageManager.split("@")[1]')
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$pnpm_version" ]; then
+  # Node 20's corepack cannot verify current pnpm signatures, so pnpm comes from the npm registry
+  # into a private prefix, not the machine's global one.
+  prefix="${MESH_TOOLS_DIR:-$HOME/.cache/mesh-state-tools}/pnpm-$pnpm_version"
+  if [ ! -x "$prefix/bin/pnpm" ]; then
+    if ! bootstrap_step "installing pnpm $pnpm_version into $prefix" \
+      npm install --global --prefix "$prefix" --no-audit --no-fund --loglevel=error "pnpm@$pnpm_version"; then
+      bootstrap_stop_servers
+      exit 1
+    fi
+  fi
+  export PATH="$prefix/bin:$PATH"
+fi
 
 if ! bootstrap_step "installing the dependencies (pnpm install)" pnpm install --frozen-lockfile --reporter=append-only; then
   bootstrap_stop_servers
