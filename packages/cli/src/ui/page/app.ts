@@ -210,7 +210,9 @@ async function historyView(reference: string, key: string): Promise<void> {
     );
     return;
   }
-  const rows = el("tbody");
+  // dataTable with no rows yet: the history and the watch append to its body.
+  const table = dataTable(`History of ${key}`, ["Revision", "Operation", "Updated", "Value"], []);
+  const rows = table.tBodies[0]!;
   let newest = 0;
   const addRow = (entry: HistoryEntry, fresh: boolean) => {
     if (entry.revision <= newest) return;
@@ -229,16 +231,7 @@ async function historyView(reference: string, key: string): Promise<void> {
   show(
     `History of ${key}`,
     el("p", {}, "in ", bucketLink(reference), ", oldest first; changes appear as they happen"),
-    el(
-      "table",
-      { "aria-label": `History of ${key}` },
-      el(
-        "thead",
-        {},
-        el("tr", {}, ...["Revision", "Operation", "Updated", "Value"].map((name) => el("th", { scope: "col" }, name))),
-      ),
-      rows,
-    ),
+    table,
   );
   // The key's own watch: its current value (already shown, skipped by revision), then every change.
   const stream = new LiveStream([`${reference} ${key}`], {
